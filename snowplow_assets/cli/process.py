@@ -1,0 +1,82 @@
+"""`snowplow-assets process`: once, what the sensors do continuously."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import click
+import dagster as dg
+
+from snowplow_assets.cli.instance import project_instance
+from snowplow_assets.cli.runs import RunOutcome, execute_run, partitions_in_flight
+from snowplow_assets.lake import Lake, validate_run_folder
+from snowplow_assets.run_folders import find_new_run_folders
+from snowplow_assets.settings import Settings
+from snowplow_assets.storage import filesystem_for
+
+ENRICHED_RUNS = "enriched_runs"
+SHRED_JOB = "shred_enriched_run"
+SHREDDED = dg.AssetKey("atomic_events")
+
+
+def process_enriched_runs(
+    instance: dg.DagsterInstance,
+    settings: Settings,
+    reprocess: list[str] | None = None,
+    echo: Callable[[str], None] = click.echo,
+) -> list[RunOutcome]:
+    """Register new ready run folders, then shred every folder not yet shredded (or those in `reprocess`)."""
+    lake, fs = Lake(settings.lake), filesystem_for(settings.lake)
+    known = set(instance.get_dynamic_partitions(ENRICHED_RUNS))
+    found = find_new_run_folders(
+        fs, lake.enriched, known, now=time.time(), ready_after_seconds=settings.ready_after_seconds, limit=10**9
+    )
+    for name in found.waiting:
+        echo(f"waiting: {name} is not ready yet")
+    for name in found.ignored:
+        echo(f"ignored: {name} is not a run folder name")
+    new = list(found.ready)
+    for name in reprocess or []:
+        validate_run_folder(name)
+        if not fs.exists(lake.enriched_run(name)):
+            raise click.ClickException(f"no such run folder: {lake.enriched_run(name)}")
+        if name not in known and name not in new:
+            new.append(name)
+    if new:
+        instance.add_dynamic_partitions(ENRICHED_RUNS, new)
+        echo(f"registered {len(new)} run folder(s): {', '.join(sorted(new))}")
+
+    registered = known | set(new)
+    targets = sorted(reprocess) if reprocess else sorted(registered - instance.get_materialized_partitions(SHREDDED))
+    busy = partitions_in_flight(instance, targets)
+    outcomes = []
+    for partition in targets:
+        if partition in busy:
+            echo(f"skipped: {partition} has a run queued or in progress")
+            continue
+        echo(f"shredding {partition} ...")
+        outcome = execute_run(instance, SHRED_JOB, partition)
+        echo(f"  {'ok' if outcome.success else 'FAILED'} (run {outcome.run_id})" + (f": {outcome.failure}" if outcome.failure else ""))
+        outcomes.append(outcome)
+    if not targets:
+        echo("nothing to shred")
+    return outcomes
+
+
+@click.command()
+@click.option(
+    "--run",
+    "runs",
+    multiple=True,
+    metavar="FOLDER",
+    help="Shred this run folder (e.g. run=2026-03-01-10-00-00) even if it was shredded before. Repeatable.",
+)
+def process(runs: tuple[str, ...]) -> None:
+    """Register new run folders and shred them in the project's Dagster instance; exit 1 if any run failed."""
+    settings = Settings()
+    with project_instance() as instance:
+        outcomes = process_enriched_runs(instance, settings, reprocess=list(runs))
+    failed = [o for o in outcomes if not o.success]
+    if failed:
+        raise click.ClickException(f"{len(failed)} of {len(outcomes)} run(s) failed: " + ", ".join(o.partition or o.run_id for o in failed))

@@ -1,0 +1,64 @@
+"""Running the project's jobs from the CLI, in this process, recorded in the project's Dagster instance.
+
+Runs executed here appear in the UI and the event log like sensor-launched runs. They execute in the CLI's
+own process (the jobs use the in-process executor), so consecutive runs share one SparkSession.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import dagster as dg
+from dagster._core.definitions.reconstruct import ReconstructableRepository
+from dagster._core.storage.tags import PARTITION_NAME_TAG
+
+from snowplow_assets.settings import PROJECT_ROOT
+
+DEFINITIONS_MODULE = "snowplow_assets.definitions"
+IN_FLIGHT = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_id: str
+    job: str
+    partition: str | None
+    success: bool
+    failure: str | None = None
+
+
+def _recon_job(job_name: str):
+    repository = ReconstructableRepository.for_module(DEFINITIONS_MODULE, "defs", working_directory=str(PROJECT_ROOT))
+    return repository.get_reconstructable_job(job_name)
+
+
+def execute_run(instance: dg.DagsterInstance, job_name: str, partition: str | None = None) -> RunOutcome:
+    tags = {PARTITION_NAME_TAG: partition} if partition else {}
+    # INFO keeps the CLI readable: step-level DEBUG events stay in the event log and the UI.
+    run_config = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+    with dg.execute_job(_recon_job(job_name), instance=instance, run_config=run_config, tags=tags) as result:
+        failure = None
+        if not result.success:
+            failures = [e for e in result.all_events if e.is_step_failure or e.is_failure]
+            messages = [
+                f"{e.step_key or 'run'}: {e.event_specific_data.error.message.strip()}"  # type: ignore[union-attr]
+                for e in failures
+                if getattr(e.event_specific_data, "error", None) is not None
+            ]
+            failure = "; ".join(messages) or "run failed"
+        return RunOutcome(result.run_id, job_name, partition, result.success, failure)
+
+
+def partitions_in_flight(instance: dg.DagsterInstance, partitions: list[str]) -> set[str]:
+    """Partitions with a run queued or running, which must not get a second one."""
+    busy: set[str] = set()
+    for record in instance.get_run_records(dg.RunsFilter(statuses=IN_FLIGHT)):
+        partition = record.dagster_run.tags.get(PARTITION_NAME_TAG)
+        if partition in partitions:
+            busy.add(partition)
+    return busy

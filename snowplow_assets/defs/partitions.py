@@ -1,0 +1,4 @@
+import dagster as dg
+
+# One partition per enriched run folder, keyed by the folder name (run=YYYY-MM-DD-hh-mm-ss).
+enriched_runs = dg.DynamicPartitionsDefinition(name="enriched_runs")

@@ -1,0 +1,42 @@
+"""`shredding_complete.json`, the marker a loader waits for before it loads a run folder (FORMATS.md §3)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from snowplow_assets.events.bad_rows import PROCESSOR_ARTIFACT, PROCESSOR_VERSION
+
+if TYPE_CHECKING:
+    from snowplow_assets.events.shred_batch import ShredReport
+
+SHREDDING_COMPLETE_SCHEMA = (
+    "iglu:com.snowplowanalytics.snowplow.storage.rdbloader/shredding_complete/jsonschema/2-0-1"
+)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat(timespec="milliseconds").replace("+00:00", "Z") if value else None
+
+
+def shredding_complete(report: ShredReport, compression: str) -> dict[str, Any]:
+    types = sorted({(t.schema, t.kind) for t in report.entity_types})
+    return {
+        "schema": SHREDDING_COMPLETE_SCHEMA,
+        "data": {
+            "base": report.good_output.rstrip("/") + "/",
+            "typesInfo": {
+                "transformation": "SHREDDED",
+                "types": [{"schemaKey": schema, "format": "JSON", "snowplowEntity": kind} for schema, kind in types],
+            },
+            "timestamps": {
+                "jobStarted": _iso(report.started),
+                "jobCompleted": _iso(report.completed),
+                "min": _iso(report.min_collector_tstamp),
+                "max": _iso(report.max_collector_tstamp),
+            },
+            "compression": compression,
+            "processor": {"artifact": PROCESSOR_ARTIFACT, "version": PROCESSOR_VERSION},
+            "count": {"good": report.good, "bad": report.bad},
+        },
+    }

@@ -1,0 +1,38 @@
+"""Iglu schema URIs (FORMATS.md §2), as plain Python and as Spark column expressions.
+
+An Iglu URI is the only thing in an event that may name a path in the lake (the `vendor=`/`name=` folders
+of shredded types), so it is validated with one anchored pattern and nothing else is ever used for paths.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+IGLU_URI_PATTERN = (
+    r"^iglu:([a-zA-Z0-9\-_.]+)/([a-zA-Z0-9\-_]+)/([a-zA-Z0-9\-_]+)/([1-9][0-9]*(?:-(?:0|[1-9][0-9]*)){2})$"
+)
+_IGLU_URI = re.compile(IGLU_URI_PATTERN)
+
+
+@dataclass(frozen=True, order=True)
+class SchemaKey:
+    vendor: str
+    name: str
+    format: str
+    version: str
+
+    @classmethod
+    def parse(cls, uri: str) -> SchemaKey:
+        match = _IGLU_URI.match(uri)
+        if match is None:
+            raise ValueError(f"not a valid Iglu URI: {uri!r}")
+        return cls(*match.groups())
+
+    @property
+    def uri(self) -> str:
+        return f"iglu:{self.vendor}/{self.name}/{self.format}/{self.version}"
+
+    @property
+    def model(self) -> int:
+        return int(self.version.split("-")[0])

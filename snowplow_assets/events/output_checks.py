@@ -1,0 +1,149 @@
+"""Checks of a published shred output, read back from the lake rather than taken from the job's own counts.
+
+Each check compares what is on disk with what the job reported, so a bug anywhere between the decision
+and the written files (a lost rename, a misrouted entity, an uncounted line) makes one of them fail.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS
+from snowplow_assets.events.shred_batch import ATOMIC_EVENTS, SHREDDED_TYPES, ShredReport
+from snowplow_assets.storage import LakeFileSystem
+
+_EVENT_ID_COLUMN = next(i for i, f in enumerate(ATOMIC_FIELDS) if f.name == "event_id")
+
+
+@dataclass(frozen=True)
+class ShreddedOutputFacts:
+    atomic_lines: int
+    distinct_event_ids: int
+    bad_lines: int
+    entities: int
+    orphan_entities: int
+    duplicate_contexts: int
+    events_with_duplicate_context: int
+    self_referencing_duplicate_contexts: int
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    name: str
+    passed: bool
+    description: str
+    metadata: dict[str, int] = field(default_factory=dict)
+
+
+def _text(spark: SparkSession, fs: LakeFileSystem, uri: str) -> DataFrame:
+    return spark.read.text(fs.spark_path(uri))
+
+
+def inspect_shredded_output(spark: SparkSession, fs: LakeFileSystem, report: ShredReport) -> ShreddedOutputFacts:
+    atomic_ids = _text(spark, fs, f"{report.good_output}/{ATOMIC_EVENTS}").select(
+        F.split("value", "\t")[_EVENT_ID_COLUMN].alias("event_id")
+    )
+    atomic = atomic_ids.agg(F.count(F.lit(1)).alias("lines"), F.count_distinct("event_id").alias("ids")).first()
+    bad_lines = _text(spark, fs, report.bad_output).count()
+
+    types_uri = f"{report.good_output}/{SHREDDED_TYPES}"
+    entities = {"entities": 0, "orphans": 0, "duplicates": 0, "duplicated_events": 0, "self_referencing": 0}
+    if fs.exists(types_uri) and any(True for _ in fs.list_files(types_uri)):
+        lines = _text(spark, fs, types_uri).select(
+            F.get_json_object("value", "$.hierarchy.rootId").alias("root_id"),
+            F.get_json_object("value", "$.data.originalEventId").alias("original_event_id"),
+            ((F.col("vendor") == "com.snowplowanalytics.snowplow") & (F.col("name") == "duplicate")).alias("is_duplicate"),
+        )
+        present = atomic_ids.distinct().withColumn("present", F.lit(True))
+        row = (
+            lines.join(present, lines["root_id"] == present["event_id"], "left")
+            .agg(
+                F.count(F.lit(1)).alias("entities"),
+                F.count_if(F.col("present").isNull()).alias("orphans"),
+                F.count_if("is_duplicate").alias("duplicates"),
+                F.count_distinct(F.when(F.col("is_duplicate"), F.col("root_id"))).alias("duplicated_events"),
+                F.count_if(F.col("is_duplicate") & (F.col("root_id") == F.col("original_event_id"))).alias(
+                    "self_referencing"
+                ),
+            )
+            .first()
+        )
+        entities = row.asDict()
+    return ShreddedOutputFacts(
+        atomic_lines=atomic["lines"],
+        distinct_event_ids=atomic["ids"],
+        bad_lines=bad_lines,
+        entities=entities["entities"],
+        orphan_entities=entities["orphans"],
+        duplicate_contexts=entities["duplicates"],
+        events_with_duplicate_context=entities["duplicated_events"],
+        self_referencing_duplicate_contexts=entities["self_referencing"],
+    )
+
+
+def unique_event_ids(facts: ShreddedOutputFacts) -> CheckOutcome:
+    repeated = facts.atomic_lines - facts.distinct_event_ids
+    return CheckOutcome(
+        "unique_event_ids",
+        repeated == 0,
+        f"{repeated} atomic events share an event_id with another" if repeated else "every event_id is unique",
+        {"atomic_events": facts.atomic_lines, "distinct_event_ids": facts.distinct_event_ids},
+    )
+
+
+def lines_accounted_for(facts: ShreddedOutputFacts, report: ShredReport) -> CheckOutcome:
+    accounted = facts.atomic_lines + facts.bad_lines + report.removed
+    return CheckOutcome(
+        "lines_accounted_for",
+        accounted == report.lines_read,
+        f"{report.lines_read} lines read; on disk {facts.atomic_lines} good + {facts.bad_lines} bad, "
+        f"plus {report.removed} duplicates removed = {accounted}",
+        {
+            "lines_read": report.lines_read,
+            "good_on_disk": facts.atomic_lines,
+            "bad_on_disk": facts.bad_lines,
+            "duplicates_removed": report.removed,
+        },
+    )
+
+
+def entities_have_events(facts: ShreddedOutputFacts) -> CheckOutcome:
+    return CheckOutcome(
+        "entities_have_events",
+        facts.orphan_entities == 0,
+        f"{facts.orphan_entities} of {facts.entities} entities have a rootId with no atomic event",
+        {"entities": facts.entities, "orphan_entities": facts.orphan_entities},
+    )
+
+
+def renamed_events_have_duplicate_context(facts: ShreddedOutputFacts, report: ShredReport) -> CheckOutcome:
+    passed = (
+        facts.duplicate_contexts == report.renamed
+        and facts.events_with_duplicate_context == report.renamed
+        and facts.self_referencing_duplicate_contexts == 0
+    )
+    return CheckOutcome(
+        "renamed_events_have_duplicate_context",
+        passed,
+        f"{report.renamed} events renamed; {facts.duplicate_contexts} duplicate contexts on "
+        f"{facts.events_with_duplicate_context} events, {facts.self_referencing_duplicate_contexts} naming "
+        "their own event as the original",
+        {
+            "renamed": report.renamed,
+            "duplicate_contexts": facts.duplicate_contexts,
+            "events_with_duplicate_context": facts.events_with_duplicate_context,
+        },
+    )
+
+
+def check_shredded_output(spark: SparkSession, fs: LakeFileSystem, report: ShredReport) -> list[CheckOutcome]:
+    facts = inspect_shredded_output(spark, fs, report)
+    return [
+        unique_event_ids(facts),
+        lines_accounted_for(facts, report),
+        entities_have_events(facts),
+        renamed_events_have_duplicate_context(facts, report),
+    ]

@@ -1,0 +1,188 @@
+"""Enriched TSV lines to typed event columns, or to a precise parse failure (FORMATS.md §1).
+
+Everything here is a Spark SQL expression: one `split` per line, one `try_element_at` per field and
+`from_json` for the three self-describing JSON fields. No Python UDF runs, so a line never leaves the JVM.
+
+A parsed row has the input columns, a `failure` struct (null for a good line) and one column per enriched
+field. The JSON fields become entities: `unstruct_event` a struct, `contexts` and `derived_contexts`
+arrays of structs, each entity carrying its Iglu URI, the URI's parts and its `data` as compact JSON.
+
+The work is staged in projections (split, raw values, typed values, failure), each reading the columns of
+the one before. Catalyst does not merge a projection into one that would evaluate a costly column many
+times, so every split, field extraction, cast and JSON parse happens once per line.
+
+Known leniency, inherited from Spark's JSON reader: text after the first complete JSON value in a field is
+ignored, and numbers with more than 17 significant digits come back as doubles in `data`.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+
+from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_COUNT, EnrichedField, FieldType
+from snowplow_assets.events.iglu import IGLU_URI_PATTERN
+from snowplow_assets.events.sql import case, identifier, literal, named_struct
+
+INT_PATTERN = r"^[+-]?[0-9]{1,10}$"
+DOUBLE_PATTERN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,3})?$"
+TIMESTAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z?$"
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+
+CONTEXTS_WRAPPER = r"^iglu:com\.snowplowanalytics\.snowplow/contexts/jsonschema/1-0-[0-9]+$"
+UNSTRUCT_WRAPPER = r"^iglu:com\.snowplowanalytics\.snowplow/unstruct_event/jsonschema/1-0-[0-9]+$"
+
+ENTITY_TYPE = "STRUCT<schema: STRING, vendor: STRING, name: STRING, format: STRING, version: STRING, data: STRING>"
+_ERRORS_TYPE = "ARRAY<STRUCT<type: STRING, key: STRING, value: STRING, message: STRING>>"
+_SDJ = "STRUCT<schema: STRING, data: STRING>"
+_CORRUPT = "_corrupt_record"
+_JSON_OPTIONS = f"map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', {literal(_CORRUPT)})"
+
+# JSON field -> (pattern its wrapper schema must match, whether the wrapper holds an array of entities)
+_WRAPPERS = {
+    "contexts": (CONTEXTS_WRAPPER, True),
+    "unstruct_event": (UNSTRUCT_WRAPPER, False),
+    "derived_contexts": (CONTEXTS_WRAPPER, True),
+}
+
+_TYPE_MESSAGES = {
+    FieldType.UUID: "Value is not a UUID",
+    FieldType.INT: "Value is not a 32-bit integer",
+    FieldType.DOUBLE: "Value is not a decimal number",
+    FieldType.BOOLEAN: "Value is not a boolean (1 or 0)",
+    FieldType.TIMESTAMP: "Value is not a timestamp (yyyy-MM-dd HH:mm:ss[.SSS])",
+}
+
+
+def parse_enriched(lines: DataFrame, line_column: str = "line") -> DataFrame:
+    """Add `failure` and the 131 typed field columns to a DataFrame of raw enriched lines."""
+    line = identifier(line_column)
+    inputs = [identifier(c) for c in lines.columns]
+    split = lines.selectExpr(*inputs, f"split({line}, '\\t', -1) AS _fields")
+    raw = split.selectExpr(
+        *inputs,
+        "size(_fields) AS _field_count",
+        *(f"nullif(try_element_at(_fields, {f.index + 1}), '') AS {_raw(f)}" for f in ENRICHED_FIELDS),
+    )
+    typed = raw.selectExpr("*", *(f"{_typed_value(f)} AS {_typed(f)}" for f in ENRICHED_FIELDS))
+
+    errors = ", ".join(_error(f) for f in ENRICHED_FIELDS if f.type is not FieldType.STRING or f.required)
+    decoding_errors = f"filter(array({errors}), e -> e IS NOT NULL)"
+    well_formed = f"_field_count = {FIELD_COUNT}"
+    failure = case(
+        (f"NOT contains({line}, '\\t')", _failure("NotTSV")),
+        (f"NOT ({well_formed})", _failure("FieldNumberMismatch", field_count="_field_count")),
+        (f"size({decoding_errors}) > 0", _failure("RowDecodingError", errors=decoding_errors)),
+    )
+    values = (f"CASE WHEN {well_formed} THEN {_value(f)} END AS {identifier(f.name)}" for f in ENRICHED_FIELDS)
+    return typed.selectExpr(*inputs, f"{failure} AS failure", *values)
+
+
+def _raw(field: EnrichedField) -> str:
+    return f"_raw_{field.name}"
+
+
+def _typed(field: EnrichedField) -> str:
+    return f"_typed_{field.name}"
+
+
+def _typed_value(field: EnrichedField) -> str:
+    raw = _raw(field)
+    match field.type:
+        case FieldType.STRING:
+            return raw
+        case FieldType.UUID:
+            return f"CASE WHEN {raw} RLIKE {literal(UUID_PATTERN)} THEN {raw} END"
+        case FieldType.INT:
+            return f"CASE WHEN {raw} RLIKE {literal(INT_PATTERN)} THEN try_cast({raw} AS INT) END"
+        case FieldType.DOUBLE:
+            return f"CASE WHEN {raw} RLIKE {literal(DOUBLE_PATTERN)} THEN try_cast({raw} AS DOUBLE) END"
+        case FieldType.BOOLEAN:
+            return f"CASE {raw} WHEN '1' THEN true WHEN '0' THEN false END"
+        case FieldType.TIMESTAMP:
+            return f"CASE WHEN {raw} RLIKE {literal(TIMESTAMP_PATTERN)} THEN try_cast({raw} AS TIMESTAMP) END"
+        case FieldType.JSON:
+            data = f"ARRAY<{_SDJ}>" if _WRAPPERS[field.name][1] else _SDJ
+            schema = f"schema STRING, data {data}, {_CORRUPT} STRING"
+            return f"from_json({raw}, {literal(schema)}, {_JSON_OPTIONS})"
+
+
+def _value(field: EnrichedField) -> str:
+    typed = _typed(field)
+    if field.type is not FieldType.JSON:
+        return typed
+    if _WRAPPERS[field.name][1]:
+        return f"coalesce(transform({typed}.data, e -> {_entity('e')}), CAST(array() AS ARRAY<{ENTITY_TYPE}>))"
+    return f"CASE WHEN {typed}.data IS NOT NULL THEN {_entity(f'{typed}.data')} END"
+
+
+def _entity(sdj: str) -> str:
+    uri = f"{sdj}.schema"
+    parts = {
+        part: f"regexp_extract({uri}, {literal(IGLU_URI_PATTERN)}, {group})"
+        for group, part in enumerate(("vendor", "name", "format", "version"), start=1)
+    }
+    return named_struct(schema=uri, **parts, data=f"{sdj}.data")
+
+
+def _failure(kind: str, field_count: str = "NULL", errors: str = "NULL") -> str:
+    return named_struct(
+        type=literal(kind),
+        fieldCount=f"CAST({field_count} AS INT)",
+        errors=f"CAST({errors} AS {_ERRORS_TYPE})",
+    )
+
+
+def _invalid_value(key: str, value: str, message: str) -> str:
+    return named_struct(type="'InvalidValue'", key=literal(key), value=f"coalesce({value}, '')", message=message)
+
+
+def _error(field: EnrichedField) -> str:
+    raw, typed = _raw(field), _typed(field)
+    if field.type is FieldType.JSON:
+        return _json_error(field.name, raw, typed)
+    branches = []
+    if field.required:
+        branches.append((f"{raw} IS NULL", _invalid_value(field.name, raw, "'Field is required but empty'")))
+    if field.type is not FieldType.STRING:
+        invalid = _invalid_value(field.name, raw, literal(_TYPE_MESSAGES[field.type]))
+        branches.append((f"{raw} IS NOT NULL AND {typed} IS NULL", invalid))
+    return case(*branches)
+
+
+def _invalid_entity(sdj: str) -> str:
+    return (
+        f"({sdj} IS NULL OR NOT coalesce({sdj}.schema RLIKE {literal(IGLU_URI_PATTERN)}, false)"
+        f" OR NOT coalesce(startswith({sdj}.data, '{{'), false))"
+    )
+
+
+def _json_error(name: str, raw: str, parsed: str) -> str:
+    """Why a JSON field is unusable: unparseable, wrong wrapper, or an entity without a valid URI or object."""
+    wrapper, is_array = _WRAPPERS[name]
+    data = f"{parsed}.data"
+    if is_array:
+        bad_entity = f"filter({data}, e -> {_invalid_entity('e')})[0]"
+        entity_problem = f"exists({data}, e -> {_invalid_entity('e')})"
+    else:
+        bad_entity = data
+        entity_problem = _invalid_entity(data)
+    entity_message = case(
+        (f"{bad_entity} IS NULL", "'an entity is null'"),
+        (
+            f"NOT coalesce({bad_entity}.schema RLIKE {literal(IGLU_URI_PATTERN)}, false)",
+            f"format_string('entity schema \\'%s\\' is not a valid Iglu URI', coalesce({bad_entity}.schema, ''))",
+        ),
+        otherwise=f"format_string('data of entity %s is not a JSON object', {bad_entity}.schema)",
+    )
+    message = case(
+        (
+            f"{parsed}.{_CORRUPT} IS NOT NULL OR {parsed}.schema IS NULL OR {data} IS NULL",
+            "'invalid JSON or not a self-describing JSON with schema and data'",
+        ),
+        (
+            f"NOT {parsed}.schema RLIKE {literal(wrapper)}",
+            f"format_string('wrapper schema \\'%s\\' does not match %s', {parsed}.schema, {literal(wrapper)})",
+        ),
+        (entity_problem, entity_message),
+    )
+    return f"CASE WHEN {raw} IS NOT NULL AND ({message}) IS NOT NULL THEN {_invalid_value(name, raw, message)} END"

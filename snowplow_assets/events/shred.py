@@ -1,0 +1,91 @@
+"""Rendering a parsed event as loader-ready shredded output (FORMATS.md §3), as Spark SQL expressions.
+
+An event becomes one atomic-events TSV line (the 128 non-JSON fields) and one JSON line per entity, in
+the order unstruct event, derived contexts, contexts. The JSON envelope is assembled by concatenation:
+every piece except `data` is either a fixed string or a value that passed a strict pattern (Iglu parts,
+UUIDs, formatted timestamps), so none of them can need JSON escaping, and `data` is already compact JSON.
+"""
+
+from __future__ import annotations
+
+from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS, EnrichedField, FieldType
+from snowplow_assets.events.parse import ENTITY_TYPE
+from snowplow_assets.events.sql import identifier, literal, named_struct
+
+TIMESTAMP_FORMAT = "yyyy-MM-dd HH:mm:ss.SSS"
+DUPLICATE_SCHEMA = "iglu:com.snowplowanalytics.snowplow/duplicate/jsonschema/1-0-0"
+
+# Entity kinds as the completion marker names them.
+SELF_DESCRIBING_EVENT = "SELF_DESCRIBING_EVENT"
+CONTEXT = "CONTEXT"
+
+
+def render_timestamp(expression: str) -> str:
+    return f"date_format({expression}, {literal(TIMESTAMP_FORMAT)})"
+
+
+def _render_double(expression: str) -> str:
+    """Plain decimal notation: Spark prints 1.0E7 for large doubles, which a TSV loader may reject."""
+    text = f"CAST({expression} AS STRING)"
+    plain = f"regexp_replace(CAST(CAST({expression} AS DECIMAL(38,18)) AS STRING), '\\\\.?0+$', '')"
+    return f"CASE WHEN contains({text}, 'E') THEN coalesce({plain}, {text}) ELSE {text} END"
+
+
+def render_field(field: EnrichedField) -> str:
+    column = identifier(field.name)
+    match field.type:
+        case FieldType.TIMESTAMP:
+            rendered = render_timestamp(column)
+        case FieldType.BOOLEAN:
+            rendered = f"CASE WHEN {column} THEN '1' WHEN NOT {column} THEN '0' END"
+        case FieldType.DOUBLE:
+            rendered = _render_double(column)
+        case _:
+            rendered = f"CAST({column} AS STRING)"
+    return f"coalesce({rendered}, '')"
+
+
+def atomic_events_line() -> str:
+    """The 128-column TSV line of an event: every field but contexts, unstruct_event and derived_contexts."""
+    return "concat_ws('\\t', " + ", ".join(render_field(f) for f in ATOMIC_FIELDS) + ")"
+
+
+def duplicate_context(original_event_id: str) -> str:
+    entity = named_struct(
+        schema=literal(DUPLICATE_SCHEMA),
+        vendor="'com.snowplowanalytics.snowplow'",
+        name="'duplicate'",
+        format="'jsonschema'",
+        version="'1-0-0'",
+        data=f"""concat('{{"originalEventId":"', {original_event_id}, '"}}')""",
+    )
+    return f"CAST({entity} AS {ENTITY_TYPE})"
+
+
+def event_entities() -> str:
+    """Every entity of an event with its kind, in shredding order: unstruct event, derived contexts, contexts."""
+
+    def with_kind(entities: str, kind: str) -> str:
+        return f"transform({entities}, e -> named_struct('entity', e, 'kind', {literal(kind)}))"
+
+    unstruct = f"CASE WHEN unstruct_event IS NULL THEN CAST(array() AS ARRAY<{ENTITY_TYPE}>) ELSE array(unstruct_event) END"
+    return (
+        f"concat({with_kind(unstruct, SELF_DESCRIBING_EVENT)}, "
+        f"{with_kind('derived_contexts', CONTEXT)}, {with_kind('contexts', CONTEXT)})"
+    )
+
+
+def entity_line(entity: str, root_id: str, root_tstamp: str) -> str:
+    """`{"schema":{…},"data":{…},"hierarchy":{…}}` for one entity of an event."""
+    pieces = [
+        """'{"schema":{"vendor":"'""", f"{entity}.vendor",
+        """'","name":"'""", f"{entity}.name",
+        """'","format":"'""", f"{entity}.format",
+        """'","version":"'""", f"{entity}.version",
+        """'"},"data":'""", f"{entity}.data",
+        """',"hierarchy":{"rootId":"'""", root_id,
+        """'","rootTstamp":"'""", root_tstamp,
+        """'","refRoot":"events","refTree":["events","'""", f"{entity}.name",
+        """'"],"refParent":"events"}}'""",
+    ]  # fmt: skip
+    return "concat(" + ", ".join(pieces) + ")"

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import abc
+import uuid
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    uri: str
+    name: str
+    is_dir: bool
+    size: int = 0
+    modified: float = 0.0  # epoch seconds; for a folder listed without its files, 0
+
+
+def is_data_file(name: str) -> bool:
+    """Hidden files (.crc, .DS_Store) and markers (_SUCCESS, _committed_*) are not data."""
+    return not name.startswith((".", "_"))
+
+
+class LakeFileSystem(abc.ABC):
+    @abc.abstractmethod
+    def list_dir(self, uri: str) -> list[FileEntry]:
+        """Immediate children of a folder, sorted by name; empty when the folder does not exist."""
+
+    @abc.abstractmethod
+    def list_files(self, uri: str) -> list[FileEntry]:
+        """Every file below a folder, recursively, sorted by URI."""
+
+    @abc.abstractmethod
+    def exists(self, uri: str) -> bool: ...
+
+    @abc.abstractmethod
+    def read_text(self, uri: str) -> str: ...
+
+    @abc.abstractmethod
+    def write_text(self, uri: str, text: str) -> None:
+        """Write a whole file so that a reader sees either no file, the old one, or all of the new one."""
+
+    @abc.abstractmethod
+    def delete(self, uri: str) -> None:
+        """Remove a file or a folder tree; a missing path is not an error."""
+
+    @abc.abstractmethod
+    def move(self, source: str, target: str) -> None:
+        """Move a file or folder tree to a target that does not exist yet."""
+
+    @abc.abstractmethod
+    def make_dirs(self, uri: str) -> None:
+        """Create a folder and its parents; nothing to do where folders are implied by keys."""
+
+    @abc.abstractmethod
+    def spark_path(self, uri: str) -> str:
+        """The path Spark's Hadoop filesystem layer understands for a lake URI."""
+
+    def replace_tree(self, source: str, target: str) -> None:
+        """Put the `source` folder in place of `target`. Atomic where a folder rename is."""
+        if self.exists(target):
+            retired = f"{target.rstrip('/')}.replaced-{uuid.uuid4().hex[:12]}"
+            self.move(target, retired)
+            self.move(source, target)
+            self.delete(retired)
+        else:
+            self.move(source, target)

@@ -1,0 +1,189 @@
+import json
+from datetime import datetime
+
+import pytest
+
+from snowplow_assets.events.enriched_schema import FIELD_COUNT, FIELD_NAMES
+from snowplow_assets.events.parse import parse_enriched
+from snowplow_assets_tests.events.builders import LINK_CLICK, UA_PARSER, WEB_PAGE, event_line, link_click
+
+# Every line the tests look at is registered here while the module is collected and parsed in one Spark
+# job; each test then reads its own row.
+_LINES: list[str] = []
+
+
+def line(text: str) -> str:
+    _LINES.append(text)
+    return text
+
+
+@pytest.fixture(scope="module")
+def parsed(spark) -> dict:
+    df = spark.createDataFrame(list(enumerate(dict.fromkeys(_LINES))), "row_id BIGINT, line STRING")
+    return {row.line: row for row in parse_enriched(df).collect()}
+
+
+def decoding_errors(row) -> dict[str, dict]:
+    assert row.failure is not None and row.failure.type == "RowDecodingError", row.failure
+    return {e.key: e.asDict() for e in row.failure.errors}
+
+
+GOOD = line(event_line(txn_id="-42", se_value="1.5e3", true_tstamp="2026-03-01T10:00:00.5Z"))
+
+
+def test_good_line_has_all_131_fields_typed(parsed):
+    row = parsed[GOOD]
+    assert row.failure is None
+    assert len(FIELD_NAMES) == FIELD_COUNT == 131 and all(name in row.asDict() for name in FIELD_NAMES)
+    assert row.collector_tstamp == datetime(2026, 3, 1, 10, 0, 0, 123000)
+    assert row.true_tstamp == datetime(2026, 3, 1, 10, 0, 0, 500000)
+    assert row.domain_sessionidx == 3 and row.txn_id == -42 and row.dvce_screenwidth == 1920
+    assert row.geo_latitude == pytest.approx(52.3731) and row.se_value == 1500.0
+    assert row.dvce_ismobile is False
+    assert row.user_id is None  # empty string is null
+    assert row.event_id == "c6ef3124-b53a-4b13-a233-0088f79dcbcb"
+
+
+UNSTRUCT = line(event_line(unstruct_event=link_click("https://a.example/x"), event="unstruct"))
+
+
+def test_entities_carry_their_iglu_parts_and_data(parsed):
+    row = parsed[UNSTRUCT]
+    assert row.unstruct_event.schema == LINK_CLICK
+    assert (row.unstruct_event.vendor, row.unstruct_event.name, row.unstruct_event.version) == (
+        "com.snowplowanalytics.snowplow",
+        "link_click",
+        "1-0-1",
+    )
+    assert json.loads(row.unstruct_event.data) == {"targetUrl": "https://a.example/x"}
+    assert [e.schema for e in row.contexts] == [WEB_PAGE]
+    assert [e.schema for e in row.derived_contexts] == [UA_PARSER]
+
+
+NO_JSON = line(event_line(contexts="", derived_contexts=""))
+
+
+def test_absent_json_fields_are_empty(parsed):
+    row = parsed[NO_JSON]
+    assert row.failure is None and row.contexts == [] and row.derived_contexts == [] and row.unstruct_event is None
+
+
+NOT_TSV = line("just some text")
+
+
+def test_line_without_tab_is_not_tsv(parsed):
+    row = parsed[NOT_TSV]
+    assert row.failure.type == "NotTSV" and row.failure.fieldCount is None and row.failure.errors is None
+    assert row.event_id is None
+
+
+WRONG_COUNTS = [(n, line("\t".join(["x"] * n))) for n in (2, 130, 132)]
+
+
+@pytest.mark.parametrize(("fields", "text"), WRONG_COUNTS)
+def test_wrong_field_count(parsed, fields, text):
+    assert (parsed[text].failure.type, parsed[text].failure.fieldCount) == ("FieldNumberMismatch", fields)
+    assert parsed[text].event_id is None
+
+
+TRAILING_EMPTY = line(event_line(true_tstamp="", event_fingerprint=""))
+
+
+def test_trailing_empty_fields_are_kept(parsed):
+    assert parsed[TRAILING_EMPTY].failure is None
+
+
+INVALID_VALUES = [
+    (field, value, message, line(event_line(**{field: value})))
+    for field, value, message in [
+        ("collector_tstamp", "not-a-date", "timestamp"),
+        ("etl_tstamp", "2026-13-01 00:00:00", "timestamp"),
+        ("event_id", "not-a-uuid", "UUID"),
+        ("dvce_screenwidth", "wide", "integer"),
+        ("dvce_screenwidth", "2147483648", "integer"),
+        ("txn_id", "1.5", "integer"),
+        ("geo_latitude", "north", "decimal"),
+        ("geo_latitude", "NaN", "decimal"),
+        ("dvce_ismobile", "yes", "boolean"),
+        ("br_cookies", "true", "boolean"),
+    ]
+]
+
+
+@pytest.mark.parametrize(("field", "value", "message", "text"), INVALID_VALUES)
+def test_invalid_typed_value_names_the_field(parsed, field, value, message, text):
+    errors = decoding_errors(parsed[text])
+    assert set(errors) == {field}
+    assert errors[field]["value"] == value and message in errors[field]["message"]
+    assert errors[field]["type"] == "InvalidValue"
+
+
+REQUIRED = [(field, line(event_line(**{field: ""}))) for field in ("collector_tstamp", "event_id", "v_collector", "v_etl")]
+
+
+@pytest.mark.parametrize(("field", "text"), REQUIRED)
+def test_required_fields(parsed, field, text):
+    assert decoding_errors(parsed[text])[field]["message"] == "Field is required but empty"
+
+
+SEVERAL = line(event_line(dvce_ismobile="maybe", collector_tstamp="", contexts="{oops"))
+
+
+def test_every_failing_field_is_reported_in_tsv_order(parsed):
+    assert [e.key for e in parsed[SEVERAL].failure.errors] == ["collector_tstamp", "contexts", "dvce_ismobile"]
+
+
+_CTX = "iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-1"
+INVALID_JSON = [
+    (field, text, message, line(event_line(**{field: text})))
+    for field, text, message in [
+        ("contexts", "{not json", "invalid JSON"),
+        ("derived_contexts", "[1, 2]", "invalid JSON"),
+        ("unstruct_event", "nope", "invalid JSON"),
+        ("contexts", f'{{"schema":"{_CTX}","data":{{"a":1}}}}', "invalid JSON"),
+        ("contexts", '{"schema":"iglu:com.acme/contexts/jsonschema/1-0-0","data":[]}', "wrapper schema"),
+        (
+            "unstruct_event",
+            f'{{"schema":"{_CTX}","data":{{"schema":"iglu:a/b/jsonschema/1-0-0","data":{{}}}}}}',
+            "wrapper schema",
+        ),
+        (
+            "contexts",
+            f'{{"schema":"{_CTX}","data":[{{"schema":"iglu:com.acme/../../etc/jsonschema/1-0-0","data":{{}}}}]}}',
+            "not a valid Iglu URI",
+        ),
+        ("contexts", f'{{"schema":"{_CTX}","data":[{{"schema":"iglu:bad","data":{{}}}}]}}', "not a valid Iglu URI"),
+        (
+            "contexts",
+            f'{{"schema":"{_CTX}","data":[{{"schema":"iglu:com.acme/x/jsonschema/1-0-0","data":"text"}}]}}',
+            "not a JSON object",
+        ),
+        ("contexts", f'{{"schema":"{_CTX}","data":[null]}}', "entity is null"),
+        (
+            "unstruct_event",
+            '{"schema":"iglu:com.snowplowanalytics.snowplow/unstruct_event/jsonschema/1-0-0",'
+            '"data":{"schema":"iglu:com.acme/e/jsonschema/0-1-0","data":{}}}',
+            "not a valid Iglu URI",
+        ),
+    ]
+]
+
+
+@pytest.mark.parametrize(("field", "text", "message", "whole_line"), INVALID_JSON)
+def test_invalid_json_fields_make_the_line_bad(parsed, field, text, message, whole_line):
+    errors = decoding_errors(parsed[whole_line])
+    assert set(errors) == {field} and message in errors[field]["message"], errors
+    assert errors[field]["value"] == text
+
+
+OLD_WRAPPER = line(event_line(contexts='{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-0","data":[]}'))
+
+
+def test_contexts_wrapper_1_0_0_is_accepted(parsed):
+    assert parsed[OLD_WRAPPER].failure is None
+
+
+def test_parsing_runs_no_python_udf(spark):
+    df = parse_enriched(spark.createDataFrame([(0, GOOD)], "row_id BIGINT, line STRING"))
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    assert "Python" not in plan and "ArrowEval" not in plan

@@ -1,0 +1,323 @@
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+from snowplow_assets.events import shred_batch
+from snowplow_assets.events.dedup import SYNTHETIC_ID_NAMESPACE, InBatchDedup
+from snowplow_assets.events.enriched_schema import FIELD_NAMES
+from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
+from snowplow_assets.lake import Lake
+from snowplow_assets_tests.conftest import read_lines, write_run_folder
+from snowplow_assets_tests.events.builders import UA_PARSER, WEB_PAGE, event_line, link_click
+
+RUN = "run=2026-03-01-10-00-00"
+ID_A = "aaaaaaaa-1111-4111-8111-111111111111"
+ID_B = "bbbbbbbb-2222-4222-8222-222222222222"
+ID_C = "cccccccc-3333-4333-8333-333333333333"
+PAGE = "a0e3f1b2-0000-4000-8000-00000000cafe"
+
+A = event_line(event_id=ID_A, event_fingerprint="fpA")
+A_LATER_COPY = event_line(event_id=ID_A, event_fingerprint="fpA", etl_tstamp="2026-03-01 10:06:00.000")
+B = event_line(
+    event_id=ID_B,
+    event="unstruct",
+    event_fingerprint="fpB",
+    collector_tstamp="2026-03-01 10:01:00.5",
+    unstruct_event=link_click("https://shop.example.com/sale"),
+    dvce_ismobile="1",
+    geo_latitude="1e7",
+)
+C1 = event_line(event_id=ID_C, event_fingerprint="fpC1", page_url="https://shop.example.com/one")
+C2 = event_line(event_id=ID_C, event_fingerprint="fpC2", page_url="https://shop.example.com/two")
+NOT_TSV = "this line has no tab"
+BAD_TIMESTAMP = event_line(event_id="dddddddd-4444-4444-8444-444444444444", collector_tstamp="yesterday")
+GOLDEN_INPUT = [A, A_LATER_COPY, B, C1, C2, NOT_TSV, BAD_TIMESTAMP]
+
+
+def renamed_id(spark, line: str, fingerprint: str) -> str:
+    """The new id the formats promise: uuid5 of id|fingerprint|etl_tstamp|xxhash64(line)|ordinal."""
+    [row] = spark.range(1).select(F.xxhash64(F.lit(line)).alias("h")).collect()
+    return str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{ID_C}|{fingerprint}|2026-03-01 10:05:00.000000|{row.h}|0"))
+
+
+def atomic(line: str, **changes: str) -> list[str]:
+    """The 128 atomic fields expected for an input line: its fields without the three JSON ones."""
+    values = dict(zip(FIELD_NAMES, line.split("\t")))
+    values.update(changes)
+    return [values[n] for n in FIELD_NAMES if n not in ("contexts", "unstruct_event", "derived_contexts")]
+
+
+def entity(vendor, name, version, data, root_id, root_tstamp="2026-03-01 10:00:00.123"):
+    return {
+        "schema": {"vendor": vendor, "name": name, "format": "jsonschema", "version": version},
+        "data": data,
+        "hierarchy": {
+            "rootId": root_id,
+            "rootTstamp": root_tstamp,
+            "refRoot": "events",
+            "refTree": ["events", name],
+            "refParent": "events",
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def golden(spark, tmp_path_factory):
+    lake = Lake(str(tmp_path_factory.mktemp("golden") / "lake"))
+    write_run_folder(lake, RUN, GOLDEN_INPUT)
+    from snowplow_assets.storage import LocalFileSystem
+
+    report = shred_run_folder(spark, LocalFileSystem(), lake, RUN)
+    return lake, report
+
+
+def test_golden_atomic_events(spark, golden):
+    lake, _ = golden
+    c1, c2 = renamed_id(spark, C1, "fpC1"), renamed_id(spark, C2, "fpC2")
+    expected = [
+        atomic(A),
+        # collector_tstamp re-rendered with milliseconds, the double in plain notation
+        atomic(B, collector_tstamp="2026-03-01 10:01:00.500", geo_latitude="10000000"),
+        atomic(C1, event_id=c1),
+        atomic(C2, event_id=c2),
+    ]
+    written = [line.split("\t") for line in read_lines(Path(lake.shredded_good(RUN)) / "atomic-events")]
+    assert all(len(fields) == 128 for fields in written)
+    assert sorted(written) == sorted(expected)
+
+
+def test_golden_shredded_types(spark, golden):
+    lake, _ = golden
+    c1, c2 = renamed_id(spark, C1, "fpC1"), renamed_id(spark, C2, "fpC2")
+    types = Path(lake.shredded_good(RUN)) / "shredded-types"
+    snowplow = "com.snowplowanalytics.snowplow"
+
+    def lines(name, version):
+        folder = types / f"vendor={snowplow}" / f"name={name}" / "format=jsonschema" / f"version={version}"
+        return sorted((json.loads(line) for line in read_lines(folder)), key=lambda e: e["hierarchy"]["rootId"])
+
+    def by_root(entities):
+        return sorted(entities, key=lambda e: e["hierarchy"]["rootId"])
+
+    page, ua = {"id": PAGE}, {"useragentFamily": "Firefox"}
+    assert lines("web_page", "1-0-0") == by_root(
+        [
+            entity(snowplow, "web_page", "1-0-0", page, ID_A),
+            entity(snowplow, "web_page", "1-0-0", page, ID_B, "2026-03-01 10:01:00.500"),
+            entity(snowplow, "web_page", "1-0-0", page, c1),
+            entity(snowplow, "web_page", "1-0-0", page, c2),
+        ]
+    )
+    assert lines("ua_parser_context", "1-0-0") == by_root(
+        [
+            entity(snowplow, "ua_parser_context", "1-0-0", ua, ID_A),
+            entity(snowplow, "ua_parser_context", "1-0-0", ua, ID_B, "2026-03-01 10:01:00.500"),
+            entity(snowplow, "ua_parser_context", "1-0-0", ua, c1),
+            entity(snowplow, "ua_parser_context", "1-0-0", ua, c2),
+        ]
+    )
+    assert lines("link_click", "1-0-1") == [
+        entity(snowplow, "link_click", "1-0-1", {"targetUrl": "https://shop.example.com/sale"}, ID_B, "2026-03-01 10:01:00.500")
+    ]
+    assert lines("duplicate", "1-0-0") == by_root(
+        [
+            entity(snowplow, "duplicate", "1-0-0", {"originalEventId": ID_C}, c1),
+            entity(snowplow, "duplicate", "1-0-0", {"originalEventId": ID_C}, c2),
+        ]
+    )
+    # Exactly these four type folders, nothing else under shredded-types.
+    assert sorted(p.relative_to(types).as_posix() for p in types.glob("*/*/*/*")) == sorted(
+        f"vendor={snowplow}/name={n}/format=jsonschema/version={v}"
+        for n, v in [("web_page", "1-0-0"), ("ua_parser_context", "1-0-0"), ("link_click", "1-0-1"), ("duplicate", "1-0-0")]
+    )
+
+
+def test_entity_json_has_exactly_schema_data_hierarchy_in_that_order(golden):
+    lake, _ = golden
+    for line in read_lines(Path(lake.shredded_good(RUN)) / "shredded-types"):
+        assert list(json.loads(line)) == ["schema", "data", "hierarchy"]
+
+
+def test_golden_bad_rows(golden):
+    lake, _ = golden
+    rows = [json.loads(line) for line in read_lines(lake.shredded_bad(RUN))]
+    processor = rows[0]["data"]["processor"]
+    assert processor["artifact"] == "snowplow-assets"
+    assert sorted(rows, key=lambda r: r["data"]["payload"]) == sorted(
+        [
+            {
+                "schema": "iglu:com.snowplowanalytics.snowplow.badrows/loader_parsing_error/jsonschema/2-0-0",
+                "data": {"processor": processor, "failure": {"type": "NotTSV"}, "payload": NOT_TSV},
+            },
+            {
+                "schema": "iglu:com.snowplowanalytics.snowplow.badrows/loader_parsing_error/jsonschema/2-0-0",
+                "data": {
+                    "processor": processor,
+                    "failure": {
+                        "type": "RowDecodingError",
+                        "errors": [
+                            {
+                                "type": "InvalidValue",
+                                "key": "collector_tstamp",
+                                "value": "yesterday",
+                                "message": "Value is not a timestamp (yyyy-MM-dd HH:mm:ss[.SSS])",
+                            }
+                        ],
+                    },
+                    "payload": BAD_TIMESTAMP,
+                },
+            },
+        ],
+        key=lambda r: r["data"]["payload"],
+    )
+
+
+def test_golden_report_and_completion_marker(golden):
+    lake, report = golden
+    assert (report.lines_read, report.good, report.bad, report.removed, report.renamed) == (7, 4, 2, 1, 2)
+    assert report.lines_read == report.good + report.bad + report.removed
+    marker = json.loads(Path(lake.shredding_complete(RUN)).read_text())
+    data = marker["data"]
+    assert marker["schema"] == "iglu:com.snowplowanalytics.snowplow.storage.rdbloader/shredding_complete/jsonschema/2-0-1"
+    assert data["base"] == lake.shredded_good(RUN) + "/"
+    assert data["typesInfo"]["transformation"] == "SHREDDED"
+    assert sorted((t["schemaKey"], t["snowplowEntity"]) for t in data["typesInfo"]["types"]) == [
+        ("iglu:com.snowplowanalytics.snowplow/duplicate/jsonschema/1-0-0", "CONTEXT"),
+        ("iglu:com.snowplowanalytics.snowplow/link_click/jsonschema/1-0-1", "SELF_DESCRIBING_EVENT"),
+        (UA_PARSER, "CONTEXT"),
+        (WEB_PAGE, "CONTEXT"),
+    ]
+    assert all(t["format"] == "JSON" for t in data["typesInfo"]["types"])
+    assert data["timestamps"]["min"] == "2026-03-01T10:00:00.123Z"
+    assert data["timestamps"]["max"] == "2026-03-01T10:01:00.500Z"
+    assert data["count"] == {"good": 4, "bad": 2} and data["compression"] == "NONE"
+    counts = {(t.schema, t.kind): t.count for t in report.entity_types}
+    assert counts[(WEB_PAGE, "CONTEXT")] == 4 and counts[(UA_PARSER, "CONTEXT")] == 4
+
+
+def test_no_staging_left_behind(golden):
+    lake, _ = golden
+    assert list(Path(lake.uri("shredded", ".staging")).iterdir()) == []
+
+
+def test_gzip_parts_hidden_and_marker_files(spark, lake, fs):
+    folder = write_run_folder(lake, RUN, [A, B], compress=True)
+    write_run_folder(lake, RUN, [C1], name="part-00001", success_marker=False)
+    (folder / ".part-00000.gz.crc").write_text("garbage\n")
+    (folder / "_committed_123").write_text("garbage\n")
+    (folder / "_temporary").mkdir()
+    (folder / "_temporary" / "part-9").write_text("garbage\n")
+    report = shred_run_folder(spark, fs, lake, RUN)
+    assert (report.input_files, report.lines_read, report.good, report.bad) == (2, 3, 3, 0)
+
+
+def test_gzip_output(spark, lake, fs):
+    write_run_folder(lake, RUN, [A, B])
+    shred_run_folder(spark, fs, lake, RUN, ShredOptions(compression="GZIP"))
+    parts = list((Path(lake.shredded_good(RUN)) / "atomic-events").glob("part-*"))
+    assert parts and all(p.name.endswith(".gz") for p in parts)
+    assert len(read_lines(Path(lake.shredded_good(RUN)) / "atomic-events")) == 2
+    assert json.loads(Path(lake.shredding_complete(RUN)).read_text())["data"]["compression"] == "GZIP"
+
+
+def test_dedup_switched_off_keeps_duplicates(spark, lake, fs):
+    write_run_folder(lake, RUN, [A, A_LATER_COPY, C1, C2])
+    report = shred_run_folder(spark, fs, lake, RUN, ShredOptions(dedup=InBatchDedup(natural=False, synthetic=False)))
+    assert (report.good, report.removed, report.renamed) == (4, 0, 0)
+    report = shred_run_folder(spark, fs, lake, RUN, ShredOptions(dedup=InBatchDedup(natural=True, synthetic=False)))
+    assert (report.good, report.removed, report.renamed) == (3, 1, 0)
+
+
+def test_rerun_replaces_output_and_is_deterministic(spark, lake, fs):
+    write_run_folder(lake, RUN, [C1, C2, B])
+    shred_run_folder(spark, fs, lake, RUN)
+    good = Path(lake.shredded_good(RUN))
+    first = {p.relative_to(good): p.read_text() for p in good.rglob("part-*")}
+    atomic_first = read_lines(good / "atomic-events")
+    shred_run_folder(spark, fs, lake, RUN)
+    assert read_lines(good / "atomic-events") == atomic_first  # same ids on a rerun
+
+    write_run_folder(lake, RUN, [A])  # the folder now holds only A
+    shred_run_folder(spark, fs, lake, RUN)
+    after = {p.relative_to(good) for p in good.rglob("part-*")}
+    assert not (after & set(first)), "files of the previous output survived the replacement"
+    assert [line.split("\t")[6] for line in read_lines(good / "atomic-events")] == [ID_A]
+    assert not any("duplicate" in str(p) for p in after)
+    assert Path(lake.shredding_complete(RUN)).exists()
+
+
+def _shred_and_snapshot(spark, fs, lake):
+    shred_run_folder(spark, fs, lake, RUN)
+    good = Path(lake.shredded_good(RUN))
+    return {p.relative_to(good): p.read_bytes() for p in good.rglob("*") if p.is_file()}
+
+
+def test_failure_before_publishing_keeps_previous_complete_output(spark, lake, fs, monkeypatch):
+    write_run_folder(lake, RUN, [A, B])
+    before = _shred_and_snapshot(spark, fs, lake)
+    write_run_folder(lake, RUN, [C1])
+
+    def crash(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(shred_batch, "_arrange_layout", crash)
+    with pytest.raises(OSError, match="disk full"):
+        shred_run_folder(spark, fs, lake, RUN)
+    good = Path(lake.shredded_good(RUN))
+    assert {p.relative_to(good): p.read_bytes() for p in good.rglob("*") if p.is_file()} == before
+    assert list(Path(lake.uri("shredded", ".staging")).iterdir()) == []
+
+
+def test_crash_while_publishing_leaves_output_unmarked(spark, lake, fs, monkeypatch):
+    write_run_folder(lake, RUN, [A, B])
+    shred_run_folder(spark, fs, lake, RUN)
+    write_run_folder(lake, RUN, [C1])
+    replace = type(fs).replace_tree
+
+    def crash_on_good(self, source, target):
+        if target == lake.shredded_good(RUN):
+            raise OSError("killed")
+        return replace(self, source, target)
+
+    monkeypatch.setattr(type(fs), "replace_tree", crash_on_good)
+    with pytest.raises(OSError, match="killed"):
+        shred_run_folder(spark, fs, lake, RUN)
+    assert not Path(lake.shredding_complete(RUN)).exists(), "output a reader could mistake for complete"
+
+
+def test_completion_marker_is_written_last(spark, lake, fs, monkeypatch):
+    write_run_folder(lake, RUN, [A])
+    writes = []
+    original = type(fs).write_text
+
+    def record(self, uri, text):
+        writes.append((uri, sorted(p.name for p in Path(lake.shredded_good(RUN)).rglob("part-*"))))
+        return original(self, uri, text)
+
+    monkeypatch.setattr(type(fs), "write_text", record)
+    shred_run_folder(spark, fs, lake, RUN)
+    assert writes[-1][0] == lake.shredding_complete(RUN) and writes[-1][1], "marker written before the data"
+
+
+def test_schema_uris_cannot_escape_the_run_folder(spark, lake, fs):
+    # ".." is a legal Iglu vendor: it must stay a folder name *inside* shredded-types.
+    dotted = event_line(
+        event_id=ID_B,
+        contexts='{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-1",'
+        '"data":[{"schema":"iglu:../evil/jsonschema/1-0-0","data":{"x":1}}]}',
+    )
+    write_run_folder(lake, RUN, [A, dotted])
+    shred_run_folder(spark, fs, lake, RUN)
+    good = Path(lake.shredded_good(RUN)).resolve()
+    files = [p.resolve() for p in Path(lake.root).rglob("*") if p.is_file() and "shredded" in p.parts]
+    assert files and all(good in p.parents or Path(lake.shredded_bad(RUN)).resolve() in p.parents for p in files)
+    assert (good / "shredded-types" / "vendor=.." / "name=evil").is_dir()
+
+
+@pytest.mark.parametrize("name", ["../x", "run=../../etc", "run=2026-03-01", "x/run=2026-03-01-10-00-00", ""])
+def test_run_folder_names_are_validated(lake, name):
+    with pytest.raises(ValueError):
+        lake.shredded_good(name)
