@@ -9,7 +9,7 @@ import click
 import dagster as dg
 
 from snowplow_assets.cli.instance import project_instance
-from snowplow_assets.cli.process import SHREDDED, process_enriched_runs
+from snowplow_assets.cli.process import SHRED_JOB, SHREDDED, process_all
 from snowplow_assets.datagen.enriched import GenerationOptions, generate_run_folder, run_folder_name
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
@@ -48,9 +48,12 @@ def demo(runs: int, events: int) -> None:
                    f"{stats.synthetic_duplicates} synthetic duplicates, {stats.bad_lines} bad)")
 
     with project_instance() as instance:
-        outcomes = process_enriched_runs(instance, settings)
+        outcomes = process_all(instance, settings)
         click.echo("")
         for outcome in outcomes:
+            if outcome.job != SHRED_JOB:
+                click.echo(f"{outcome.job}: {'ok' if outcome.success else 'FAILED'} (run {outcome.run_id})")
+                continue
             shown = _metadata(instance, outcome.partition or "")
             counts = ", ".join(f"{k}={shown.get(k)}" for k in _SHOWN)
             click.echo(f"{outcome.partition}: {'ok' if outcome.success else 'FAILED'} {counts}")

@@ -64,6 +64,23 @@ def process_enriched_runs(
     return outcomes
 
 
+def process_all(
+    instance: dg.DagsterInstance,
+    settings: Settings,
+    reprocess: list[str] | None = None,
+    echo: Callable[[str], None] = click.echo,
+) -> list[RunOutcome]:
+    """Every step `process` and `demo` run, in order: shred new run folders first, then what builds on them."""
+    outcomes = process_enriched_runs(instance, settings, reprocess, echo)
+    for step in FOLLOW_UP_STEPS:
+        outcomes.extend(step(instance, settings, echo))
+    return outcomes
+
+
+# Steps that run after shredding, each `(instance, settings, echo) -> outcomes` (CDC, web models).
+FOLLOW_UP_STEPS: list[Callable[[dg.DagsterInstance, Settings, Callable[[str], None]], list[RunOutcome]]] = []
+
+
 @click.command()
 @click.option(
     "--run",
@@ -73,10 +90,10 @@ def process_enriched_runs(
     help="Shred this run folder (e.g. run=2026-03-01-10-00-00) even if it was shredded before. Repeatable.",
 )
 def process(runs: tuple[str, ...]) -> None:
-    """Register new run folders and shred them in the project's Dagster instance; exit 1 if any run failed."""
+    """Register new items and process them in the project's Dagster instance; exit 1 if any run failed."""
     settings = Settings()
     with project_instance() as instance:
-        outcomes = process_enriched_runs(instance, settings, reprocess=list(runs))
+        outcomes = process_all(instance, settings, reprocess=list(runs))
     failed = [o for o in outcomes if not o.success]
     if failed:
         raise click.ClickException(f"{len(failed)} of {len(outcomes)} run(s) failed: " + ", ".join(o.partition or o.run_id for o in failed))
