@@ -12,12 +12,47 @@ from dataclasses import dataclass
 
 RUN_FOLDER = re.compile(r"^run=\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}$")
 SHREDDING_COMPLETE = "shredding_complete.json"
+WEB_MODEL = re.compile(r"^[a-z][a-z_]*$")
 
 
 def validate_run_folder(name: str) -> str:
     """Return `name` if it is a run folder name (`run=YYYY-MM-DD-hh-mm-ss`); raise ValueError otherwise."""
     if not RUN_FOLDER.match(name):
         raise ValueError(f"not a run folder name (expected run=YYYY-MM-DD-hh-mm-ss): {name!r}")
+    return name
+
+
+EVENT_MANIFEST_FOLDER = re.compile(r"^(run=\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})\.([0-9a-f]{16})$")
+
+
+def validate_event_manifest_folder(name: str) -> str:
+    """Return `name` if it is an event manifest entry folder (`run=….<16 hex>`); raise ValueError otherwise."""
+    if not EVENT_MANIFEST_FOLDER.match(name):
+        raise ValueError(f"not an event manifest entry folder (expected run=YYYY-MM-DD-hh-mm-ss.<token>): {name!r}")
+    return name
+
+
+# CDC landing folders are named by whoever lands them; the name becomes a partition key and a folder under
+# cdc/history, cdc/deletes and cdc/bad, so it is held to a strict, path-safe alphabet.
+CDC_LANDING_FOLDER = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._=-]{0,127}$")
+# CDC model names come from the models YAML and name folders under cdc/batches and cdc/latest.
+CDC_MODEL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+
+
+def validate_cdc_landing_folder(name: str) -> str:
+    """Return `name` if it can name a CDC landing folder; raise ValueError otherwise."""
+    if not isinstance(name, str) or not CDC_LANDING_FOLDER.match(name):
+        raise ValueError(
+            f"not a CDC landing folder name (letters, digits and . _ = -, starting with a letter or digit, "
+            f"no '..', at most 128 characters): {name!r}"
+        )
+    return name
+
+
+def validate_cdc_model_name(name: str) -> str:
+    """Return `name` if it can name a CDC model; raise ValueError otherwise."""
+    if not isinstance(name, str) or not CDC_MODEL_NAME.match(name):
+        raise ValueError(f"not a CDC model name (a letter, then letters, digits or _; at most 64): {name!r}")
     return name
 
 
@@ -62,3 +97,86 @@ class Lake:
         if not re.fullmatch(r"[0-9a-f]{8,32}", token):
             raise ValueError(f"bad staging token {token!r}")
         return self.uri("shredded", ".staging", f"{validate_run_folder(run)}.{token}")
+
+    # Event manifest, lake backend (manifest/lake_event_manifest.py)
+    @property
+    def event_manifest(self) -> str:
+        return self.uri("event-manifest")
+
+    @property
+    def event_manifest_index(self) -> str:
+        """The one file that says which entry folder is each batch's current one."""
+        return self.uri("event-manifest", "batches.json")
+
+    @property
+    def event_manifest_entries(self) -> str:
+        return self.uri("event-manifest", "entries")
+
+    def event_manifest_entry_folder(self, folder: str) -> str:
+        """`entries/run=….<token>`: one published version of one batch's entries."""
+        validate_event_manifest_folder(folder)
+        return self.uri("event-manifest", "entries", folder)
+
+    def event_manifest_work(self, token: str) -> str:
+        """Scratch space of one populate run (statuses), whichever backend it fills."""
+        if not re.fullmatch(r"[0-9a-f]{8,32}", token):
+            raise ValueError(f"bad work token {token!r}")
+        return self.uri("event-manifest", ".work", token)
+
+    # Incremental web models: one Parquet table per model
+    def web_model(self, model: str) -> str:
+        if not WEB_MODEL.match(model):
+            raise ValueError(f"not a web model name: {model!r}")
+        return self.uri("web", model)
+
+    def web_staging(self, token: str) -> str:
+        """A private folder of one web-models run; hidden from readers of the tables."""
+        if not re.fullmatch(r"[0-9a-f]{8,32}", token):
+            raise ValueError(f"bad staging token {token!r}")
+        return self.uri("web", ".staging", token)
+
+    # CDC consolidation (snowplow_assets/cdc/): landing -> history, deletes, bad -> batches -> latest
+    @property
+    def cdc_landings(self) -> str:
+        return self.uri("cdc", "landing")
+
+    def cdc_landing(self, folder: str) -> str:
+        return self.uri("cdc", "landing", validate_cdc_landing_folder(folder))
+
+    def cdc_history(self, folder: str) -> str:
+        """Inserts and updates of one landing folder: `model=<m>/hour=<yyyy-MM-dd-HH>/part-*.parquet`."""
+        return self.uri("cdc", "history", validate_cdc_landing_folder(folder))
+
+    def cdc_deletes(self, folder: str) -> str:
+        """Deletes of one landing folder, laid out like its history."""
+        return self.uri("cdc", "deletes", validate_cdc_landing_folder(folder))
+
+    def cdc_bad(self, folder: str) -> str:
+        """Records of one landing folder that could not be used, as JSON lines with their reason."""
+        return self.uri("cdc", "bad", validate_cdc_landing_folder(folder))
+
+    @property
+    def cdc_ingested_root(self) -> str:
+        return self.uri("cdc", "ingested")
+
+    def cdc_ingested(self, folder: str) -> str:
+        """The summary of one landing folder's ingestion, written last: batches read only landings that have one."""
+        return self.uri("cdc", "ingested", f"{validate_cdc_landing_folder(folder)}.json")
+
+    def cdc_batches(self, model: str) -> str:
+        return self.uri("cdc", "batches", validate_cdc_model_name(model))
+
+    def cdc_batch(self, model: str, boundary_ms: int) -> str:
+        """One snapshot of a model at a boundary (epoch milliseconds)."""
+        if not isinstance(boundary_ms, int) or isinstance(boundary_ms, bool):
+            raise ValueError(f"a batch boundary is an integer of epoch milliseconds, not {boundary_ms!r}")
+        return self.uri("cdc", "batches", validate_cdc_model_name(model), f"boundary={boundary_ms}")
+
+    def cdc_latest(self, model: str) -> str:
+        return self.uri("cdc", "latest", validate_cdc_model_name(model))
+
+    def cdc_staging(self, token: str) -> str:
+        """A private folder of one CDC ingestion, batch or latest run; hidden from readers."""
+        if not re.fullmatch(r"[0-9a-f]{8,32}", token):
+            raise ValueError(f"bad staging token {token!r}")
+        return self.uri("cdc", ".staging", token)

@@ -1,27 +1,37 @@
-"""Finding enriched run folders that are new and ready to shred. Pure listing, no Spark: sensors call it.
+"""Finding input folders that are new and ready to process. Pure listing, no Spark: sensors call it.
 
-Readiness rule: a run folder is ready when it holds a `_SUCCESS` marker (written last by the job that
+One mechanism for every kind of input folder: enriched run folders (`enriched/run=…`) and CDC landing
+folders (`cdc/landing/<folder>`) differ only in the pattern their names must match.
+
+Readiness rule: a folder is ready when it holds a `_SUCCESS` marker (written last by the job that
 fills it), or when it holds at least one data file and nothing in it has changed for
 `ready_after_seconds`. A folder still being copied in without a marker is therefore picked up only after
 it has been quiet for that long; one without any data file is never ready.
+
+Sensors scan with a cursor (`scan_folders`): folder names sort by time for run folders, and a tick lists
+only what sorts after the last folder it handled. See `scan_folders` for what the cursor passes over and
+how late folders are found.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Container, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from snowplow_assets.lake import RUN_FOLDER
 from snowplow_assets.storage import FileEntry, LakeFileSystem, is_data_file
 
 SUCCESS_MARKER = "_SUCCESS"
+LISTING_THREADS = 8
 
 
 @dataclass(frozen=True)
 class NewRunFolders:
     ready: list[str]  # sorted, at most `limit`
     waiting: list[str]  # new but not ready yet
-    ignored: list[str]  # folders whose names are not run=YYYY-MM-DD-hh-mm-ss
+    ignored: list[str]  # folders whose names do not match the pattern (run=YYYY-MM-DD-hh-mm-ss for run folders)
     more: bool  # ready folders beyond `limit` remain for the next call
 
 
@@ -46,13 +56,26 @@ def find_new_run_folders(
     ready_after_seconds: float,
     limit: int,
 ) -> NewRunFolders:
+    return find_new_folders(fs, enriched_uri, known, now, ready_after_seconds, limit, RUN_FOLDER)
+
+
+def find_new_folders(
+    fs: LakeFileSystem,
+    parent_uri: str,
+    known: set[str],
+    now: float,
+    ready_after_seconds: float,
+    limit: int,
+    pattern: re.Pattern[str],
+) -> NewRunFolders:
+    """Sub-folders of `parent_uri` not in `known` whose names match `pattern`, split into ready and waiting."""
     ready: list[str] = []
     waiting: list[str] = []
     ignored: list[str] = []
-    for entry in fs.list_dir(enriched_uri):
+    for entry in fs.list_dir(parent_uri):
         if not entry.is_dir or entry.name in known:
             continue
-        if not RUN_FOLDER.match(entry.name):
+        if not pattern.match(entry.name):
             ignored.append(entry.name)
             continue
         if len(ready) > limit:
@@ -60,3 +83,78 @@ def find_new_run_folders(
         is_ready, _ = readiness(fs.list_files(entry.uri), now, ready_after_seconds)
         (ready if is_ready else waiting).append(entry.name)
     return NewRunFolders(ready=ready[:limit], waiting=waiting, ignored=ignored, more=len(ready) > limit)
+
+
+@dataclass(frozen=True)
+class FolderScan:
+    ready: list[str]  # unregistered folders ready to process, in listing order, at most `limit`
+    waiting: list[str]  # unregistered folders not ready yet
+    ignored: list[str]  # folders whose names do not match the pattern
+    empty: list[str]  # unregistered folders with no data file that have been quiet for the ready time
+    more: bool  # the scan stopped at `limit` ready folders; more may follow
+    handled_through: str | None  # the cursor: every folder up to this name needs nothing more
+    listed: int  # folders the listing returned
+
+
+def scan_folders(
+    fs: LakeFileSystem,
+    parent_uri: str,
+    registered: Container[str],
+    now: float,
+    ready_after_seconds: float,
+    limit: int,
+    pattern: re.Pattern[str],
+    start_after: str | None = None,
+) -> FolderScan:
+    """Sub-folders of `parent_uri` sorting after `start_after`: the ready ones not yet `registered`, and a cursor.
+
+    Only unregistered folders are opened (one listing each, `LISTING_THREADS` at a time, since on S3 each
+    is a round trip) to judge readiness. The cursor, `handled_through`, moves over every folder that is
+    registered, ignored, empty or ready now, and stops before the first folder that is still waiting (so
+    the next scan looks at it again) or where `limit` cut the scan short. A folder that appears later with
+    a name sorting before the cursor, or an empty folder that is filled later, is not seen by scans that
+    start after the cursor: callers rescan from the start (`start_after=None`) now and then, which costs
+    one listing page per 1,000 folders plus one listing per unregistered folder.
+    """
+    entries = [e for e in fs.list_dir(parent_uri, start_after=start_after) if e.is_dir]
+    todo = [e for e in entries if pattern.match(e.name) and e.name not in registered]
+    verdicts: dict[str, str] = {}  # name -> ready | waiting | empty, for the unregistered folders examined
+    ready_count, position = 0, 0
+    with ThreadPoolExecutor(LISTING_THREADS) as pool:
+        while position < len(todo) and ready_count < limit:
+            window = todo[position : position + limit - ready_count]
+            position += len(window)
+            for entry, verdict in zip(window, pool.map(lambda e: _verdict(fs, e, now, ready_after_seconds), window)):
+                verdicts[entry.name] = verdict
+                ready_count += verdict == "ready"
+
+    ready: list[str] = []
+    waiting: list[str] = []
+    ignored: list[str] = []
+    empty: list[str] = []
+    handled_through = start_after
+    blocked = False  # a waiting folder holds the cursor back
+    for entry in entries:
+        name = entry.name
+        if not pattern.match(name):
+            ignored.append(name)
+        elif name not in registered:
+            verdict = verdicts.get(name)
+            if verdict is None:  # beyond the limit: not examined this time
+                break
+            {"ready": ready, "waiting": waiting, "empty": empty}[verdict].append(name)
+            blocked = blocked or verdict == "waiting"
+        if not blocked:
+            handled_through = name
+    more = position < len(todo)
+    return FolderScan(ready, waiting, ignored, empty, more, handled_through, len(entries))
+
+
+def _verdict(fs: LakeFileSystem, folder: FileEntry, now: float, ready_after_seconds: float) -> str:
+    files = fs.list_files(folder.uri)
+    if readiness(files, now, ready_after_seconds)[0]:
+        return "ready"
+    quiet_for = now - max([folder.modified, *(f.modified for f in files)])
+    if not any(is_data_file(f.name) for f in files) and quiet_for >= ready_after_seconds:
+        return "empty"
+    return "waiting"

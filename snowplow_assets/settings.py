@@ -6,14 +6,18 @@ see the same values. Relative paths are resolved against the directory the proce
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from snowplow_assets.storage.s3 import spark_s3_config
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LAKE = PROJECT_ROOT / "lake"
+DEFAULT_CDC_MODELS = Path(__file__).resolve().parent / "cdc" / "models.yaml"
 
 
 class Settings(BaseSettings):
@@ -38,6 +42,26 @@ class Settings(BaseSettings):
     dedup_synthetic: bool = Field(default=True, description="Rename in-batch synthetic duplicates.")
     output_compression: Literal["NONE", "GZIP"] = Field(default="NONE", description="Compression of shredded output.")
 
+    # Cross-batch deduplication: the event manifest (FORMATS.md §5; snowplow_assets/manifest/)
+    event_manifest: Literal["none", "lake", "dynamodb"] = Field(
+        default="lake",
+        description="Event manifest backend for cross-batch deduplication: none, lake (Parquet in the lake) or "
+        "dynamodb. Left at its default, it becomes none when SNOWPLOW_DEDUP_NATURAL=false.",
+    )
+    event_manifest_ttl_days: int = Field(
+        default=180, ge=1, description="Days after a batch's etlTime until its manifest entries expire."
+    )
+    cross_batch_synthetic: bool = Field(
+        default=True,
+        description="Rename events whose event_id an earlier batch recorded with another fingerprint. Left at its "
+        "default, it becomes false when SNOWPLOW_DEDUP_SYNTHETIC=false.",
+    )
+    event_manifest_dynamodb_table: str | None = Field(default=None, description="DynamoDB table of the manifest.")
+    event_manifest_dynamodb_region: str | None = Field(default=None, description="AWS region of that table.")
+    event_manifest_dynamodb_endpoint_url: str | None = Field(
+        default=None, description="DynamoDB endpoint URL, for a local stack (e.g. http://localhost:4566)."
+    )
+
     # Run-folder discovery
     ready_after_seconds: int = Field(
         default=120,
@@ -45,6 +69,89 @@ class Settings(BaseSettings):
         description="A run folder without a _SUCCESS marker is ready once nothing in it changed for this long.",
     )
     sensor_chunk_size: int = Field(default=100, ge=1, description="Most run folders a sensor tick registers.")
+    sensor_full_list_every: int = Field(
+        default=20,
+        ge=1,
+        description="Every this many ticks a folder sensor lists its whole prefix instead of only what sorts after "
+        "its cursor, to find late folders whose names sort before it.",
+    )
+
+    # S3 (snowplow_assets/storage/s3.py): the lake, sensors and Spark; endpoint and region for local stacks
+    s3_endpoint_url: str | None = Field(
+        default=None, description="S3 endpoint URL, for a local stack (e.g. http://localhost:4566); unset for AWS."
+    )
+    s3_region: str | None = Field(default=None, description="AWS region of the lake bucket.")
+    s3_scheme: Literal["s3a", "s3"] = Field(
+        default="s3a",
+        description="Scheme Spark reads an s3:// lake with: s3a (Hadoop's S3A, needs hadoop-aws) or s3 (EMRFS on EMR).",
+    )
+
+    # Incremental web models (FORMATS.md §8; dbt-snowplow-web's snowplow__* variables)
+    web_models: str = Field(
+        default="sessions_lifecycle,quarantined_sessions,page_views,sessions,users",
+        description="Enabled web models, comma-separated (empty: none); a model needs the models whose tables it reads.",
+    )
+    web_start_date: date = Field(default=date(2020, 1, 1), description="Earliest day of events the web models process.")
+    web_backfill_limit_days: int = Field(default=30, ge=1, description="Most days of events one run processes.")
+    web_lookback_window_hours: int = Field(default=6, ge=0, description="Hours before last_success a run re-reads.")
+    web_days_late_allowed: int = Field(
+        default=3, ge=0, description="Events sent more than this many days after they were created are dropped."
+    )
+    web_max_session_days: int = Field(default=3, ge=1, description="Longer sessions are capped and quarantined.")
+    web_session_lookback_days: int = Field(
+        default=730, ge=1, description="How far back a run looks for the start of a session it has seen before."
+    )
+    web_upsert_lookback_days: int = Field(
+        default=30, ge=0, description="Days before the earliest updated row whose table partitions an upsert rewrites."
+    )
+    web_heartbeat: int = Field(default=10, ge=1, description="Page ping interval of the trackers, in seconds.")
+    web_min_visit_length: int = Field(default=5, ge=0, description="Seconds before the first page ping.")
+
+    # CDC consolidation (snowplow_assets/cdc/; README "CDC consolidation")
+    cdc_models: str = Field(
+        default=str(DEFAULT_CDC_MODELS),
+        description="YAML file declaring the CDC domain models: their topics, contracts and column tests.",
+    )
+    cdc_batch_cron: str = Field(
+        default="*/30 * * * *", description="Cron schedule (UTC) on which cdc_batches cuts a batch of every model."
+    )
+    cdc_batch_retention_hours: float = Field(
+        default=24,
+        ge=0,
+        description="Batches cut longer ago than this are removed; the newest batch of each model is always kept.",
+    )
+
+    @model_validator(mode="after")
+    def _absolute_cdc_models(self) -> Settings:
+        self.cdc_models = str(Path(self.cdc_models).expanduser().resolve())
+        return self
+
+    @model_validator(mode="after")
+    def _cross_batch_needs_in_batch(self) -> Settings:
+        """Cross-batch dedup presupposes the in-batch kind (FORMATS.md §5); a default yields, a choice errs."""
+        chosen = self.model_fields_set
+        if not self.dedup_natural and self.event_manifest != "none":
+            if "event_manifest" in chosen:
+                raise ValueError(
+                    f"SNOWPLOW_EVENT_MANIFEST={self.event_manifest} needs SNOWPLOW_DEDUP_NATURAL=true: cross-batch "
+                    "deduplication checks the events that in-batch natural deduplication keeps"
+                )
+            self.event_manifest = "none"
+        if not self.dedup_synthetic and self.cross_batch_synthetic and self.event_manifest != "none":
+            if "cross_batch_synthetic" in chosen:
+                raise ValueError(
+                    "SNOWPLOW_CROSS_BATCH_SYNTHETIC=true needs SNOWPLOW_DEDUP_SYNTHETIC=true: an id shared within "
+                    "a batch would otherwise stay shared while ids shared across batches are renamed"
+                )
+            self.cross_batch_synthetic = False
+        if self.event_manifest == "dynamodb" and not (
+            self.event_manifest_dynamodb_table and self.event_manifest_dynamodb_region
+        ):
+            raise ValueError(
+                "SNOWPLOW_EVENT_MANIFEST=dynamodb needs SNOWPLOW_EVENT_MANIFEST_DYNAMODB_TABLE and "
+                "SNOWPLOW_EVENT_MANIFEST_DYNAMODB_REGION"
+            )
+        return self
 
     @model_validator(mode="after")
     def _synthetic_needs_natural(self) -> Settings:
@@ -70,5 +177,7 @@ class Settings(BaseSettings):
         }
         if self.spark_executor_memory:
             config["spark.executor.memory"] = self.spark_executor_memory
+        if self.lake.startswith("s3://"):
+            config.update(spark_s3_config(self.s3_scheme, self.s3_endpoint_url, self.s3_region))
         config.update(self.spark_conf)
         return config

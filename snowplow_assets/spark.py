@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
-# Fixed for correctness, not tunable: timestamps in the formats are UTC, and partition folder values
-# (vendor=com.acme, version=1-0-0) must stay strings when read back.
+# Fixed for correctness, not tunable: timestamps in the formats are UTC; partition folder values
+# (vendor=com.acme, version=1-0-0) must stay strings when read back; and a local lake gets no hidden .crc
+# files beside every part file, which loaders do not expect and which make an edited file unreadable.
 REQUIRED_SPARK_CONFIG: dict[str, str] = {
+    "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
@@ -18,7 +22,12 @@ REQUIRED_SPARK_CONFIG: dict[str, str] = {
 
 
 def spark_session_config(settings_config: Mapping[str, str]) -> dict[str, str]:
-    return {**settings_config, **REQUIRED_SPARK_CONFIG}
+    config = {**settings_config, **REQUIRED_SPARK_CONFIG}
+    # Local Python workers (the DynamoDB event manifest's puts run in them) must use this interpreter and
+    # its packages, not whatever `python3` comes first on PATH. A cluster sets its own.
+    if config.get("spark.master", "").startswith("local") and "PYSPARK_PYTHON" not in os.environ:
+        config.setdefault("spark.pyspark.python", sys.executable)
+    return config
 
 
 def build_spark_session(config: Mapping[str, str], app_name: str = "snowplow-assets") -> SparkSession:

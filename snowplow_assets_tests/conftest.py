@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,12 +24,47 @@ TEST_SPARK_CONFIG = {
 }
 
 
+# Fake AWS credentials that only the moto server accepts. Set before Spark starts, so its Python workers
+# inherit them too.
+TEST_AWS_ENVIRONMENT = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+}
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_environment() -> Iterator[None]:
-    """Tests never touch the developer's lake or Dagster instance."""
-    saved = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("SNOWPLOW_") or k == "DAGSTER_HOME"}
+    """Tests never touch the developer's lake, Dagster instance or AWS account."""
+    saved = {
+        k: os.environ.pop(k)
+        for k in list(os.environ)
+        if k.startswith(("SNOWPLOW_", "AWS_")) or k == "DAGSTER_HOME"
+    }
+    os.environ.update(TEST_AWS_ENVIRONMENT)
     yield
+    for k in TEST_AWS_ENVIRONMENT:
+        os.environ.pop(k, None)
     os.environ.update(saved)
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[str]:
+    """One moto server over HTTP for every AWS service of the session; yields its endpoint URL.
+
+    It keeps no per-service state of its own: tests that share it use their own bucket and table names.
+    """
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per request otherwise
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
 
 
 @pytest.fixture(scope="session")

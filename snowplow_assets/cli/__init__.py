@@ -3,8 +3,13 @@
 import click
 
 from snowplow_assets.cli.demo import demo
+from snowplow_assets.cli.event_manifest import event_manifest
 from snowplow_assets.cli.generate import generate
+from snowplow_assets.cli.generate_cdc import cdc as generate_cdc
+from snowplow_assets.cli.latest import latest
+from snowplow_assets.cli.manifest import manifest
 from snowplow_assets.cli.process import process
+from snowplow_assets.cli.web_limits import web_limits
 
 
 @click.group()
@@ -12,5 +17,6 @@ def main() -> None:
     """Snowplow shredding, CDC consolidation and web models as Dagster assets on Spark."""
 
 
-for command in (demo, generate, process):
+for command in (demo, generate, process, event_manifest, web_limits, latest, manifest):
     main.add_command(command)
+generate.add_command(generate_cdc)

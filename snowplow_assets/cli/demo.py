@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import dagster as dg
 
+from snowplow_assets.cli.generate_cdc import describe, generate_demo_landings
 from snowplow_assets.cli.instance import project_instance
 from snowplow_assets.cli.process import SHRED_JOB, SHREDDED, process_all
 from snowplow_assets.datagen.enriched import GenerationOptions, generate_run_folder, run_folder_name
@@ -38,6 +39,10 @@ def demo(runs: int, events: int) -> None:
     lake = Lake(settings.lake)
     # New folders on every demo, named after the current time, so a second demo adds batches.
     first = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=runs)
+    if "web_start_date" not in settings.model_fields_set:
+        # The sample sessions reach back a few days. A web start date just before them lets the first web-models
+        # run take them all; from the 2020 default, runs would step through years of empty 30-day windows.
+        settings = settings.model_copy(update={"web_start_date": (first - timedelta(days=14)).date()})
     for index in range(runs):
         stamp = first + timedelta(hours=index)
         folder = Path(lake.uri("enriched", run_folder_name(stamp)))
@@ -46,6 +51,9 @@ def demo(runs: int, events: int) -> None:
         )
         click.echo(f"generated {folder}: {stats.lines_written} lines ({stats.natural_duplicates} natural, "
                    f"{stats.synthetic_duplicates} synthetic duplicates, {stats.bad_lines} bad)")
+    cdc = generate_demo_landings(settings, first + timedelta(hours=runs))
+    for landing in cdc[1].landings if cdc else []:
+        click.echo(f"generated {landing.folder}:\n{describe(landing)}")
 
     with project_instance() as instance:
         outcomes = process_all(instance, settings)
@@ -61,4 +69,6 @@ def demo(runs: int, events: int) -> None:
             click.echo(f"  bad:  {lake.shredded_bad(outcome.partition or '')}")
     if any(not o.success for o in outcomes):
         raise click.ClickException("some runs failed; see `dagster dev` for their logs")
+    if cdc:
+        click.echo(f"\nThe freshest view of the CDC model: snowplow-assets latest {cdc[0]}")
     click.echo("\nOpen the UI with `dagster dev` in the project root to see the runs, partitions and checks.")

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 from dagster import DagsterInstance
+from dotenv import dotenv_values
 from dagster._core.instance.ref import InstanceRef
 
 from snowplow_assets.settings import PROJECT_ROOT
@@ -29,6 +30,22 @@ def _absolute_base_dirs(config: Any, root: Path) -> Any:
     return config
 
 
+def remember_project_instance(root: Path) -> None:
+    """Point `dagster dev` started in `root` at the project's instance, through `root`/.env.
+
+    `dagster dev` uses $DAGSTER_HOME's instance and, when that is unset, a throwaway one; before deciding
+    it loads the `.env` file of its working directory. DAGSTER_HOME must be absolute, so it cannot be
+    committed: the CLI writes it on first use (the quick start's `demo`), and a DAGSTER_HOME already in
+    `.env` is left alone.
+    """
+    env_file = root / ".env"
+    if env_file.exists() and dotenv_values(env_file).get("DAGSTER_HOME"):
+        return
+    existing = env_file.read_text() if env_file.exists() else ""
+    separator = "" if not existing or existing.endswith("\n") else "\n"
+    env_file.write_text(f"{existing}{separator}DAGSTER_HOME={root.resolve()}\n")
+
+
 @contextmanager
 def project_instance(root: Path = PROJECT_ROOT) -> Iterator[DagsterInstance]:
     """$DAGSTER_HOME's instance if it is set; otherwise the one configured by `root`/dagster.yaml.
@@ -40,6 +57,7 @@ def project_instance(root: Path = PROJECT_ROOT) -> Iterator[DagsterInstance]:
         with DagsterInstance.get() as instance:
             yield instance
         return
+    remember_project_instance(root)
     config = yaml.safe_load((root / "dagster.yaml").read_text()) or {}
     overrides = {k: v for k, v in _absolute_base_dirs(config, root).items() if v != config[k]}
     home = root / ".dagster"

@@ -9,8 +9,12 @@ import click
 import dagster as dg
 
 from snowplow_assets.cli.instance import project_instance
-from snowplow_assets.cli.runs import RunOutcome, execute_run, partitions_in_flight
+from snowplow_assets.cli.process_cdc import process_cdc
+from snowplow_assets.cli.runs import RunOutcome, execute_run
+from snowplow_assets.cli.web_models import build_web_models
+from snowplow_assets.defs.processing_manifest import RUN_FOLDERS, ProcessingManifest
 from snowplow_assets.lake import Lake, validate_run_folder
+from snowplow_assets.processing import Item, State
 from snowplow_assets.run_folders import find_new_run_folders
 from snowplow_assets.settings import Settings
 from snowplow_assets.storage import filesystem_for
@@ -26,7 +30,8 @@ def process_enriched_runs(
     reprocess: list[str] | None = None,
     echo: Callable[[str], None] = click.echo,
 ) -> list[RunOutcome]:
-    """Register new ready run folders, then shred every folder not yet shredded (or those in `reprocess`)."""
+    """Register new ready run folders, then shred every folder the processing manifest lets start (New or
+    Resolved, and valid), or those in `reprocess`, which may also be Processed but not otherwise locked."""
     lake, fs = Lake(settings.lake), filesystem_for(settings.lake)
     known = set(instance.get_dynamic_partitions(ENRICHED_RUNS))
     found = find_new_run_folders(
@@ -38,7 +43,10 @@ def process_enriched_runs(
         echo(f"ignored: {name} is not a run folder name")
     new = list(found.ready)
     for name in reprocess or []:
-        validate_run_folder(name)
+        try:
+            validate_run_folder(name)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--run") from None
         if not fs.exists(lake.enriched_run(name)):
             raise click.ClickException(f"no such run folder: {lake.enriched_run(name)}")
         if name not in known and name not in new:
@@ -48,12 +56,25 @@ def process_enriched_runs(
         echo(f"registered {len(new)} run folder(s): {', '.join(sorted(new))}")
 
     registered = known | set(new)
-    targets = sorted(reprocess) if reprocess else sorted(registered - instance.get_materialized_partitions(SHREDDED))
-    busy = partitions_in_flight(instance, targets)
+    manifest = ProcessingManifest(instance)
+    if reprocess:
+        targets = sorted(set(reprocess))
+        refused = [why for name in targets if (why := _why_not_reprocessed(manifest.item(RUN_FOLDERS, name, payloads=False)))]
+        if refused:
+            raise click.ClickException("; ".join(refused))
+    else:
+        items = manifest.items(RUN_FOLDERS, payloads=False)
+        targets = sorted(name for name, item in items.items() if name in registered and item.may_start)
+        for name, item in sorted(items.items()):
+            if item.state in (State.PROCESSING, State.FAILED) or not item.valid:
+                echo(f"not started: {item.why_not_startable()}")
     outcomes = []
     for partition in targets:
-        if partition in busy:
-            echo(f"skipped: {partition} has a run queued or in progress")
+        # The lock is checked again right before each run: the sensor or another `process` may have taken it.
+        item = manifest.item(RUN_FOLDERS, partition, payloads=False)
+        why = _why_not_reprocessed(item) if reprocess else item.why_not_startable()
+        if why:
+            echo(f"not started: {why}")
             continue
         echo(f"shredding {partition} ...")
         outcome = execute_run(instance, SHRED_JOB, partition)
@@ -62,6 +83,16 @@ def process_enriched_runs(
     if not targets:
         echo("nothing to shred")
     return outcomes
+
+
+def _why_not_reprocessed(item: Item) -> str | None:
+    """`--run` also reprocesses a Processed folder; every other lock holds (FORMATS.md §6)."""
+    if item.valid and item.state is State.PROCESSED:
+        return None
+    why = item.why_not_startable()
+    if why and item.state in (State.FAILED, State.SKIPPED) and item.valid:
+        return f"{why} (snowplow-assets manifest resolve {item.id} --reason …)"
+    return why
 
 
 def process_all(
@@ -78,7 +109,10 @@ def process_all(
 
 
 # Steps that run after shredding, each `(instance, settings, echo) -> outcomes` (CDC, web models).
-FOLLOW_UP_STEPS: list[Callable[[dg.DagsterInstance, Settings, Callable[[str], None]], list[RunOutcome]]] = []
+FOLLOW_UP_STEPS: list[Callable[[dg.DagsterInstance, Settings, Callable[[str], None]], list[RunOutcome]]] = [
+    build_web_models,
+    process_cdc,
+]
 
 
 @click.command()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from snowplow_assets.events.sql import literal, named_struct
+from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FieldType
+from snowplow_assets.events.sql import identifier, literal, named_struct
 
 BAD_ROWS_VENDOR = "iglu:com.snowplowanalytics.snowplow.badrows"
 LOADER_PARSING_ERROR = f"{BAD_ROWS_VENDOR}/loader_parsing_error/jsonschema/2-0-0"
@@ -30,3 +31,25 @@ def bad_row(schema: str, failure: str, payload: str) -> str:
 
 def loader_parsing_error(failure: str, line: str) -> str:
     return bad_row(LOADER_PARSING_ERROR, failure, line)
+
+
+def loader_runtime_error(failure: str, payload: str) -> str:
+    """`failure` is a message string (loader_runtime_error 1-0-1); `payload` the event, see `event_json`."""
+    return bad_row(LOADER_RUNTIME_ERROR, failure, payload)
+
+
+def event_json(line: str) -> str:
+    """SQL for a parsed good line as a JSON object: every enriched field under its name, typed.
+
+    Numbers and booleans are JSON numbers and booleans, timestamps ISO 8601 UTC strings, and the three
+    JSON fields the self-describing JSON they hold, taken from the raw line. Empty fields are left out.
+    """
+    raw = f"split({line}, '\\t', -1)"
+    members = {
+        f.name: f"try_parse_json(nullif(try_element_at({raw}, {f.index + 1}), ''))"
+        if f.type is FieldType.JSON
+        else identifier(f.name)
+        for f in ENRICHED_FIELDS
+    }
+    return named_struct(**members)
+

@@ -1,5 +1,5 @@
-"""In-batch deduplication of enriched events: what is a duplicate, which copy survives, and how a
-synthetic duplicate gets its new id (FORMATS.md §5).
+"""Deduplication of enriched events, in-batch and cross-batch: what is a duplicate, which copy survives,
+and how a synthetic duplicate gets its new id (FORMATS.md §5).
 
 All decisions are made on narrow *dedup keys*, one row per good line of the batch:
 
@@ -23,6 +23,22 @@ fingerprint, the etl_tstamp, the line hash and an ordinal among otherwise identi
 function of the data, so Spark recomputing a partition, or a rerun of the batch, gives the same id, and
 atomic events and entities can never disagree about it. The event also gains a `duplicate` context
 naming its original id (see shred.py).
+
+Cross-batch deduplication asks the event manifest (snowplow_assets/manifest/, which says which batch owns
+a key and why reruns are safe) about every event kept by in-batch natural deduplication, and folds its
+answers into the same decisions (`cross_batch_decisions`). For such an event, the first rule that applies:
+
+1. the manifest could not check its pair or its id: `manifest_error`, written as a loader_runtime_error
+   bad row, so it is neither dropped nor loaded unchecked;
+2. another batch holds its (event_id, fingerprint) pair: a *cross-batch natural duplicate*, dropped;
+3. it is an in-batch synthetic duplicate: renamed as decided in-batch;
+4. another batch holds its event_id (recorded it with another fingerprint, or without one): a
+   *cross-batch synthetic duplicate*, renamed exactly like an in-batch one, by the same uuid5 scheme and
+   with the same `duplicate` context. Its id is unique in the batch (or rule 3 would apply), so its
+   ordinal is always 0. With both renames on, every event_id in the output is unique across batches.
+
+An event with an empty fingerprint is never a natural duplicate across batches either; it can still be
+a cross-batch synthetic duplicate.
 """
 
 from __future__ import annotations
@@ -33,13 +49,23 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from snowplow_assets.manifest.base import ERROR, HELD, ID_CLAIM, PAIR
+
 # Fixed forever: changing it would change every renamed event id.
 SYNTHETIC_ID_NAMESPACE = uuid.UUID("6d1f2c1e-4b1a-5c8e-9f3d-5e0a7b2c9d41")
 
 NATURAL_DUPLICATE = "natural_duplicate"
 SYNTHETIC_RENAME = "synthetic_rename"
+CROSS_BATCH_DUPLICATE = "cross_batch_duplicate"
+CROSS_BATCH_RENAME = "cross_batch_rename"
+MANIFEST_ERROR = "manifest_error"
 
-DECISION_COLUMNS = ("row_id", "action", "event_id", "new_event_id")
+# `failure` says why the manifest could not check a `manifest_error` line; null for every other action.
+DECISION_COLUMNS = ("row_id", "action", "event_id", "new_event_id", "failure")
+
+
+def _no_value() -> Column:
+    return F.lit(None).cast("string")
 
 
 @dataclass(frozen=True)
@@ -87,7 +113,7 @@ def in_batch_decisions(keys: DataFrame, dedup: InBatchDedup) -> DataFrame:
         "_copy", F.when(F.col("fingerprint").isNull(), F.lit(1)).otherwise(F.row_number().over(by_copy))
     )
     natural = ranked.where(F.col("_copy") > 1).select(
-        "row_id", F.lit(NATURAL_DUPLICATE).alias("action"), "event_id", F.lit(None).cast("string").alias("new_event_id")
+        "row_id", F.lit(NATURAL_DUPLICATE).alias("action"), "event_id", _no_value().alias("new_event_id"), _no_value().alias("failure")
     )
     if not dedup.synthetic:
         return natural
@@ -97,9 +123,60 @@ def in_batch_decisions(keys: DataFrame, dedup: InBatchDedup) -> DataFrame:
     renamed = (
         survivors.withColumn("_sharing", F.count(F.lit(1)).over(still_shared))
         .where(F.col("_sharing") > 1)
-        .select("row_id", F.lit(SYNTHETIC_RENAME).alias("action"), "event_id", synthetic_event_id().alias("new_event_id"))
+        .select(
+            "row_id",
+            F.lit(SYNTHETIC_RENAME).alias("action"),
+            "event_id",
+            synthetic_event_id().alias("new_event_id"),
+            _no_value().alias("failure"),
+        )
     )
     return natural.unionByName(renamed)
+
+
+def cross_batch_decisions(keys: DataFrame, in_batch: DataFrame, findings: DataFrame, synthetic: bool) -> DataFrame:
+    """The in-batch decisions with the event manifest's findings folded in (see the module docstring).
+
+    `findings` are the manifest statuses that are not simply this batch's (manifest/base.py STATUS_SCHEMA):
+    few rows, joined by broadcast to the keys. The lines they touch and the in-batch decisions are both
+    small, and one full outer join puts them side by side.
+    """
+    pairs = findings.where((F.col("kind") == PAIR) & F.col("fingerprint").isNotNull()).select(
+        "event_id", "fingerprint", F.col("status").alias("_pair"), F.col("error").alias("_pair_error")
+    )
+    ids = findings.where(F.col("kind") == ID_CLAIM).select(
+        "event_id", F.col("status").alias("_id"), F.col("error").alias("_id_error")
+    )
+    touched = (
+        keys.join(F.broadcast(pairs), ["event_id", "fingerprint"], "left")
+        .join(F.broadcast(ids), "event_id", "left")
+        .where(F.col("_pair").isNotNull() | F.col("_id").isNotNull())
+        .withColumnRenamed("event_id", "_key_event_id")
+    )
+    both = in_batch.join(touched, "row_id", "full_outer")
+    in_batch_action, error = F.col("action"), (F.col("_pair") == ERROR) | (F.col("_id") == ERROR)
+    action = (
+        F.when(in_batch_action == NATURAL_DUPLICATE, in_batch_action)
+        .when(error, F.lit(MANIFEST_ERROR))
+        .when(F.col("_pair") == HELD, F.lit(CROSS_BATCH_DUPLICATE))
+        .when(in_batch_action.isNotNull(), in_batch_action)
+        .when((F.col("_id") == HELD) & F.lit(synthetic), F.lit(CROSS_BATCH_RENAME))
+    )
+    # A cross-batch rename's id is unique in the batch (else it would be renamed in-batch): ordinal 0.
+    cross_batch_id = synthetic_event_id(event_id="_key_event_id", ordinal=F.lit(0))
+    return (
+        both.withColumn("_action", action)
+        .where(F.col("_action").isNotNull())
+        .select(
+            "row_id",
+            F.col("_action").alias("action"),
+            F.coalesce("event_id", "_key_event_id").alias("event_id"),
+            F.when(F.col("_action") == SYNTHETIC_RENAME, F.col("new_event_id"))
+            .when(F.col("_action") == CROSS_BATCH_RENAME, cross_batch_id)
+            .alias("new_event_id"),
+            F.when(F.col("_action") == MANIFEST_ERROR, F.coalesce("_pair_error", "_id_error")).alias("failure"),
+        )
+    )
 
 
 def synthetic_event_id(
@@ -108,16 +185,22 @@ def synthetic_event_id(
     etl_tstamp: str = "etl_tstamp",
     line_hash: str = "line_hash",
     row_id: str = "row_id",
+    ordinal: Column | None = None,
 ) -> Column:
-    """The deterministic new id of a synthetic duplicate, as a column over dedup keys."""
-    identical = Window.partitionBy(event_id, fingerprint, etl_tstamp, line_hash).orderBy(row_id)
+    """The deterministic new id of a synthetic duplicate, as a column over dedup keys.
+
+    `ordinal` numbers otherwise identical keys; a window computes it unless the caller knows it.
+    """
+    if ordinal is None:
+        identical = Window.partitionBy(event_id, fingerprint, etl_tstamp, line_hash).orderBy(row_id)
+        ordinal = F.row_number().over(identical) - 1
     name = F.concat_ws(
         "|",
         F.col(event_id),
         F.coalesce(F.col(fingerprint), F.lit("")),
         F.coalesce(F.date_format(etl_tstamp, "yyyy-MM-dd HH:mm:ss.SSSSSS"), F.lit("")),
         F.col(line_hash).cast("string"),
-        (F.row_number().over(identical) - 1).cast("string"),
+        ordinal.cast("string"),
     )
     return uuid5(name)
 
@@ -137,5 +220,5 @@ def uuid5(name: Column, namespace: uuid.UUID = SYNTHETIC_ID_NAMESPACE) -> Column
 
 def _no_decisions(keys: DataFrame) -> DataFrame:
     return keys.sparkSession.createDataFrame(
-        [], "row_id BIGINT, action STRING, event_id STRING, new_event_id STRING"
+        [], "row_id BIGINT, action STRING, event_id STRING, new_event_id STRING, failure STRING"
     )

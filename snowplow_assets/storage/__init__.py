@@ -6,14 +6,39 @@ small JSON files such as the completion marker, and publishing a staged folder i
 
 from __future__ import annotations
 
-from snowplow_assets.storage.base import FileEntry, LakeFileSystem, is_data_file
+from typing import Any
+
+from snowplow_assets.storage.base import FileEntry, LakeFileSystem, is_data_file, listing_order
 from snowplow_assets.storage.local import LocalFileSystem
+from snowplow_assets.storage.s3 import S3FileSystem, parse_s3_uri
 
 
-def filesystem_for(root: str) -> LakeFileSystem:
+def filesystem_for(root: str, s3_client: Any = None, s3_scheme: str | None = None) -> LakeFileSystem:
+    """The file system of a lake root. For `s3://` roots, `s3_client` (a boto3 S3 client, as Dagster's
+    S3Resource gives) and `s3_scheme` default to what the SNOWPLOW_S3_* settings describe."""
     if root.startswith("s3://"):
-        raise ValueError(f"S3 lake roots are not supported yet: {root}")
+        parse_s3_uri(root)
+        if s3_client is None or s3_scheme is None:
+            from snowplow_assets.settings import Settings  # settings imports this package
+
+            settings = Settings()
+            s3_scheme = s3_scheme or settings.s3_scheme
+            if s3_client is None:
+                import boto3
+
+                s3_client = boto3.client("s3", region_name=settings.s3_region, endpoint_url=settings.s3_endpoint_url)
+        return S3FileSystem(s3_client, s3_scheme)
+    if "://" in root:
+        raise ValueError(f"unsupported lake root {root!r}: a local folder or an s3:// URI")
     return LocalFileSystem()
 
 
-__all__ = ["FileEntry", "LakeFileSystem", "LocalFileSystem", "filesystem_for", "is_data_file"]
+__all__ = [
+    "FileEntry",
+    "LakeFileSystem",
+    "LocalFileSystem",
+    "S3FileSystem",
+    "filesystem_for",
+    "is_data_file",
+    "listing_order",
+]

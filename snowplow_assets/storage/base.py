@@ -14,6 +14,11 @@ class FileEntry:
     modified: float = 0.0  # epoch seconds; for a folder listed without its files, 0
 
 
+def listing_order(entry: FileEntry) -> str:
+    """The sort key of a listing: S3's key order, in which a folder is `name/`."""
+    return entry.name + "/" if entry.is_dir else entry.name
+
+
 def is_data_file(name: str) -> bool:
     """Hidden files (.crc, .DS_Store) and markers (_SUCCESS, _committed_*) are not data."""
     return not name.startswith((".", "_"))
@@ -21,8 +26,12 @@ def is_data_file(name: str) -> bool:
 
 class LakeFileSystem(abc.ABC):
     @abc.abstractmethod
-    def list_dir(self, uri: str) -> list[FileEntry]:
-        """Immediate children of a folder, sorted by name; empty when the folder does not exist."""
+    def list_dir(self, uri: str, start_after: str | None = None) -> list[FileEntry]:
+        """Immediate children of a folder, sorted by name; empty when the folder does not exist.
+
+        Names compare as S3 orders keys: a folder as `name/`. With `start_after`, only the children that
+        sort after the folder of that name (and after everything inside it) are listed.
+        """
 
     @abc.abstractmethod
     def list_files(self, uri: str) -> list[FileEntry]:

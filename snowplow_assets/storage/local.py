@@ -5,16 +5,20 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from snowplow_assets.storage.base import FileEntry, LakeFileSystem
+from snowplow_assets.storage.base import FileEntry, LakeFileSystem, listing_order
 
 
 class LocalFileSystem(LakeFileSystem):
-    def list_dir(self, uri: str) -> list[FileEntry]:
+    def list_dir(self, uri: str, start_after: str | None = None) -> list[FileEntry]:
         try:
             entries = list(os.scandir(uri))
         except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted((_entry(e) for e in entries), key=lambda e: e.name)
+        listed = sorted((_entry(e) for e in entries), key=listing_order)
+        if start_after is None:
+            return listed
+        after = start_after + "/\U0010ffff"
+        return [e for e in listed if listing_order(e) > after]
 
     def list_files(self, uri: str) -> list[FileEntry]:
         found: list[FileEntry] = []

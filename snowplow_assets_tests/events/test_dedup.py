@@ -4,10 +4,14 @@ from datetime import datetime
 import pytest
 
 from snowplow_assets.events.dedup import (
+    CROSS_BATCH_DUPLICATE,
+    CROSS_BATCH_RENAME,
+    MANIFEST_ERROR,
     NATURAL_DUPLICATE,
     SYNTHETIC_ID_NAMESPACE,
     SYNTHETIC_RENAME,
     InBatchDedup,
+    cross_batch_decisions,
     in_batch_decisions,
     uuid5,
 )
@@ -95,3 +99,68 @@ def test_uuid5_matches_python(spark, name):
 
     [row] = spark.range(1).select(uuid5(F.lit(name)).alias("id")).collect()
     assert row.id == str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, name))
+
+
+# Cross-batch: the manifest's findings folded into the in-batch decisions (events/dedup.py, rules 1-4).
+
+FINDINGS = "event_id STRING, fingerprint STRING, kind STRING, status STRING, error STRING, retries INT"
+E, F_, G, H = (f"{c * 8}-0000-4000-8000-000000000000" for c in "ef98")
+
+
+def cross_decide(spark, rows, findings, synthetic=True):
+    keys = spark.createDataFrame(rows, KEYS)
+    in_batch = in_batch_decisions(keys, InBatchDedup())
+    decisions = cross_batch_decisions(keys, in_batch, spark.createDataFrame(findings, FINDINGS), synthetic)
+    return {r.row_id: (r.action, r.new_event_id, r.failure) for r in decisions.collect()}
+
+
+CROSS_ROWS = [
+    (0, A, "fp1", T1, 1),  # pair held by an earlier batch: dropped
+    (1, B, "fp2", T1, 2),  # id held (another fingerprint): renamed
+    (2, C, None, T1, 3),  # no fingerprint, id held: renamed, never dropped
+    (3, E, "fp4", T1, 4),  # the manifest failed on its pair: a runtime error
+    (4, F_, "fp5", T1, 5),  # in-batch synthetic twin of row 5, and its pair is held: dropped
+    (5, F_, "fp6", T1, 6),  # stays an in-batch rename, with the in-batch id
+    (6, F_, "fp6", T2, 6),  # in-batch natural duplicate of row 5: stays dropped in-batch
+    (7, G, "fp7", T1, 7),  # untouched
+    (8, H, "fp8", T1, 8),  # both its pair held and its id claim failed: the error wins
+]
+CROSS_FINDINGS = [
+    (A, "fp1", "pair", "held", None, 0),
+    (A, None, "id", "held", None, 0),
+    (B, None, "id", "held", None, 0),
+    (C, None, "id", "held", None, 0),
+    (E, "fp4", "pair", "error", "event manifest write failed: ThrottlingException", 9),
+    (F_, "fp5", "pair", "held", None, 0),
+    (H, "fp8", "pair", "held", None, 0),
+    (H, None, "id", "error", "event manifest write failed: AccessDeniedException", 0),
+]
+
+
+def test_cross_batch_findings_become_drops_renames_and_errors_in_order(spark):
+    decisions = cross_decide(spark, CROSS_ROWS, CROSS_FINDINGS)
+    in_batch = decide(spark, CROSS_ROWS)
+    assert {r: a for r, (a, _, _) in decisions.items()} == {
+        0: CROSS_BATCH_DUPLICATE,
+        1: CROSS_BATCH_RENAME,
+        2: CROSS_BATCH_RENAME,
+        3: MANIFEST_ERROR,
+        4: CROSS_BATCH_DUPLICATE,
+        5: SYNTHETIC_RENAME,
+        6: NATURAL_DUPLICATE,
+        8: MANIFEST_ERROR,
+    }
+    assert decisions[5][1] == in_batch[5][1]
+    # A cross-batch rename is named like an in-batch one: its id is unique in the batch, so ordinal 0.
+    assert decisions[1][1] == str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{B}|fp2|2026-03-01 10:00:00.000000|2|0"))
+    assert decisions[2][1] == str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{C}||2026-03-01 10:00:00.000000|3|0"))
+    assert decisions[3][2] == "event manifest write failed: ThrottlingException"
+    assert decisions[8][2] == "event manifest write failed: AccessDeniedException"
+    assert all(failure is None for action, _, failure in decisions.values() if action != MANIFEST_ERROR)
+
+
+def test_cross_batch_synthetic_switched_off_keeps_ids_but_still_drops(spark):
+    decisions = cross_decide(spark, CROSS_ROWS, CROSS_FINDINGS, synthetic=False)
+    assert CROSS_BATCH_RENAME not in {a for a, _, _ in decisions.values()}
+    assert 1 not in decisions and 2 not in decisions
+    assert decisions[0][0] == CROSS_BATCH_DUPLICATE

@@ -1,14 +1,22 @@
 
+import dataclasses
 from collections.abc import Iterator
+from datetime import datetime, timezone
 
 import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
+from snowplow_assets.defs.checks.event_manifest_checks import (
+    EVENT_MANIFEST,
+    EVENT_MANIFEST_CHECK_SPECS,
+    event_manifest_check_result,
+)
 from snowplow_assets.defs.checks.shred_checks import ATOMIC_EVENTS, SHRED_CHECK_SPECS, SHREDDED_TYPES, shred_check_results
 from snowplow_assets.defs.partitions import enriched_runs
-from snowplow_assets.defs.resources import LakeResource, ShredResource
+from snowplow_assets.defs.resources import EventManifestResource, LakeResource, ShredResource
 from snowplow_assets.events import dedup
 from snowplow_assets.events.shred_batch import ShredReport, shred_run_folder
+from snowplow_assets.manifest.base import EventManifestUnavailable
 
 
 def _common_metadata(report: ShredReport) -> dict[str, object]:
@@ -18,7 +26,33 @@ def _common_metadata(report: ShredReport) -> dict[str, object]:
         "bad": report.bad,
         "natural_duplicates_removed": report.duplicates.get(dedup.NATURAL_DUPLICATE, 0),
         "synthetic_duplicates_renamed": report.duplicates.get(dedup.SYNTHETIC_RENAME, 0),
+        "cross_batch_duplicates_removed": report.duplicates.get(dedup.CROSS_BATCH_DUPLICATE, 0),
+        "cross_batch_synthetic_duplicates_renamed": report.duplicates.get(dedup.CROSS_BATCH_RENAME, 0),
+        "event_manifest_runtime_errors": report.runtime_errors,
         "input_files": report.input_files,
+    }
+
+
+def _utc(epoch_seconds: int) -> str:
+    return datetime.fromtimestamp(epoch_seconds, timezone.utc).isoformat()
+
+
+def _event_manifest_metadata(report: ShredReport) -> dict[str, object]:
+    manifest = report.event_manifest
+    assert manifest is not None
+    counts = manifest.counts
+    location = dg.MetadataValue.path(manifest.location) if manifest.backend == "lake" else manifest.location
+    return {
+        "backend": manifest.backend,
+        "location": location,
+        "batch_etl_time": manifest.batch.etl_time,
+        "batch_etl_time_utc": _utc(manifest.batch.etl_time),
+        "entries_expire_utc": _utc(manifest.ttl),
+        "cross_batch_duplicates_removed": report.duplicates.get(dedup.CROSS_BATCH_DUPLICATE, 0),
+        "cross_batch_synthetic_duplicates_renamed": report.duplicates.get(dedup.CROSS_BATCH_RENAME, 0),
+        "runtime_errors": report.runtime_errors,
+        "entries_written": counts.get("pairs_recorded", 0) + counts.get("ids_claimed", 0),
+        **counts,
     }
 
 
@@ -49,21 +83,43 @@ def _entity_types_table(report: ShredReport) -> dg.TableMetadataValue:
             kinds={"spark", "json"},
             description="One self-describing JSON file set per entity type (shredded/good/run=…/shredded-types).",
         ),
+        dg.AssetSpec(
+            EVENT_MANIFEST,
+            deps=["enriched_batch"],
+            kinds={"spark"},
+            skippable=True,
+            description="The event manifest entries of a run folder: the (event_id, fingerprint) pairs and ids this "
+            "batch holds for cross-batch deduplication (lake Parquet or DynamoDB). Not materialised when "
+            "SNOWPLOW_EVENT_MANIFEST=none.",
+        ),
     ],
-    check_specs=SHRED_CHECK_SPECS,
+    check_specs=[*SHRED_CHECK_SPECS, *EVENT_MANIFEST_CHECK_SPECS],
     partitions_def=enriched_runs,
     group_name="events",
     description="Parse, deduplicate and shred one enriched run folder in one Spark job, then verify the output.",
 )
 def shred(
-    context: dg.AssetExecutionContext, lake: LakeResource, spark: LazyPySparkResource, shredder: ShredResource
+    context: dg.AssetExecutionContext,
+    lake: LakeResource,
+    spark: LazyPySparkResource,
+    shredder: ShredResource,
+    event_manifest_backend: EventManifestResource,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     fs = lake.filesystem()
+    manifest = event_manifest_backend.manifest(lake)
+    claim_ids = event_manifest_backend.cross_batch_synthetic
+    options = dataclasses.replace(shredder.options(), event_manifest=manifest, cross_batch_synthetic=claim_ids)
+    if manifest is not None:
+        try:
+            manifest.verify()  # before Spark starts: a missing DynamoDB table fails the run at once
+        except EventManifestUnavailable as error:
+            raise dg.Failure(str(error), metadata={"event_manifest": manifest.describe()}) from error
     session = spark.spark_session
-    report = shred_run_folder(session, fs, lake.lake, context.partition_key, shredder.options())
+    report = shred_run_folder(session, fs, lake.lake, context.partition_key, options)
     context.log.info(
         f"{report.lines_read} lines: {report.good} good, {report.bad} bad, "
         f"{report.removed} duplicates removed, {report.renamed} renamed"
+        + (f", {report.runtime_errors} not checked by the event manifest" if report.runtime_errors else "")
     )
     common = _common_metadata(report)
     yield dg.MaterializeResult(
@@ -80,4 +136,7 @@ def shred(
             "bad_rows_path": dg.MetadataValue.path(report.bad_output),
         },
     )
+    if report.event_manifest is not None:
+        yield dg.MaterializeResult(asset_key=EVENT_MANIFEST, metadata=_event_manifest_metadata(report))
     yield from shred_check_results(session, fs, report)
+    yield event_manifest_check_result(session, fs, lake.lake, manifest, report, claim_ids)

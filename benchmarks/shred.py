@@ -1,0 +1,466 @@
+"""Shred throughput and memory, against the floor of what Spark can do and a single-process baseline.
+
+    /tmp/venv/bin/python benchmarks/shred.py [--events 250000 1000000] [--runs 3] [--profile]
+
+For each size it generates (once; cached under benchmarks/work/shred/<events>/) one run folder of that many
+distinct enriched events with the generator's default defects (2% natural duplicates, 1% synthetic
+duplicates, 1% bad lines; `snowplow-assets generate enriched`), in `--files` plain TSV part files. Then, in
+a fresh process per size (so each size starts its own JVM and its memory peaks are its own), it repeats
+`--runs` times, in this order so that a change in the machine's load hits all three alike:
+
+- **floor**: a Spark job on the same master that reads the run folder's files as text and writes the lines
+  back unchanged. No job that reads and writes these bytes can be faster.
+- **shred**: `shred_run_folder` (snowplow_assets/events/shred_batch.py) as the Dagster asset calls it, with
+  every deduplication on: in-batch natural and synthetic, and cross-batch through the default `lake` event
+  manifest with cross-batch synthetic renames. Timed from the call to the published output, marker
+  included. The manifest and the output are removed before every run, so every run is the same first
+  batch (a manifest that already holds other batches adds a read of their entries; not measured here).
+- **baseline**: benchmarks/single_process_baseline.py in its own Python process: the same job, written as
+  a fair streaming program without Spark. Its counts are checked against the shred job's.
+
+Spark runs on `--master` (default `local[2]`) with the project's other settings (SNOWPLOW_* variables;
+driver memory 2g by default). Each figure is the median of the runs, with the fastest and slowest shown.
+Memory is the peak of each run: the driver's Python process and the JVM as resident set sizes (the peak
+counters of /proc/<pid>/status, reset before each run), and the JVM heap as the sum of the heap pools' peak
+usage (MemoryPoolMXBean via py4j; an upper bound of the true peak, as pools peak at different moments).
+The baseline reports its own peak RSS.
+
+Targets, each reported as measured: shred at most 2.5 x the floor; shred at least 2 x faster than the
+baseline; peak memory that does not grow with batch size (the largest size's shred peaks at most 1.25 x the
+smallest size's, for 4 x the events with the defaults).
+
+Results go to benchmarks/results/shred.json with the machine (cores, RAM, Python, Java, Spark versions) and
+the load average, and a table on stdout. `--profile` also enables Spark's event log (benchmarks/work/
+spark-events/, for the history server) and prints the stages of the last shred run, slowest first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent
+WORK = ROOT / "work" / "shred"
+EVENT_LOG = ROOT / "work" / "spark-events"
+RESULTS = ROOT / "results"
+BASELINE = ROOT / "single_process_baseline.py"
+RUN = "run=2026-03-01-10-00-00"
+SEED = 42
+FLOOR_LIMIT = 2.5
+BASELINE_SPEEDUP = 2.0
+MEMORY_GROWTH_LIMIT = 1.25
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Data
+
+
+def data_folder(events: int) -> Path:
+    return WORK / str(events)
+
+
+def ensure_data(events: int, files: int, rebuild: bool) -> dict[str, Any]:
+    """Generate the run folder of `events` events unless it is cached with the same options."""
+    from snowplow_assets.datagen.enriched import GenerationOptions, generate_run_folder
+
+    folder = data_folder(events)
+    marker = folder / "generated.json"
+    options = GenerationOptions(events=events, files=files, seed=SEED)
+    wanted = {"events": events, "files": files, "seed": SEED, "start": options.start.isoformat()}
+    if not rebuild and marker.exists() and json.loads(marker.read_text())["options"] == wanted:
+        return json.loads(marker.read_text())
+    shutil.rmtree(folder, ignore_errors=True)
+    started = time.perf_counter()
+    stats = generate_run_folder(folder / "lake" / "enriched" / RUN, options)
+    generated = {
+        "options": wanted,
+        "seconds": round(time.perf_counter() - started, 1),
+        "lines": stats.lines_written,
+        "bytes": sum(path.stat().st_size for path in stats.files),
+        "natural_duplicates": stats.natural_duplicates,
+        "synthetic_duplicates": stats.synthetic_duplicates,
+        "bad_lines": stats.bad_lines,
+    }
+    marker.write_text(json.dumps(generated, indent=2))
+    return generated
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Peak memory of the driver and the JVM
+
+
+def _status_kb(pid: int | str, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"/proc/{pid}/status has no {key}")
+
+
+def _reset_peak_rss(pid: int | str) -> None:
+    """Reset the kernel's peak RSS counter (VmHWM) of a process to its current RSS (Linux 4.0+)."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+class MemoryProbe:
+    """Peaks of the driver's RSS, the JVM's RSS and the JVM's heap over one measured call."""
+
+    def __init__(self, spark: Any):
+        jvm = spark.sparkContext._jvm
+        management = jvm.java.lang.management.ManagementFactory
+        self.jvm_pid = int(management.getRuntimeMXBean().getPid())
+        self.heap_pools = [p for p in management.getMemoryPoolMXBeans() if p.getType().name() == "HEAP"]
+
+    def reset(self) -> None:
+        for pid in ("self", self.jvm_pid):
+            _reset_peak_rss(pid)
+        for pool in self.heap_pools:
+            pool.resetPeakUsage()
+
+    def peaks(self) -> dict[str, float]:
+        return {
+            "driver_rss_mb": round(_status_kb("self", "VmHWM") / 1024, 1),
+            "jvm_rss_mb": round(_status_kb(self.jvm_pid, "VmHWM") / 1024, 1),
+            "jvm_heap_mb": round(sum(p.getPeakUsage().getUsed() for p in self.heap_pools) / 2**20, 1),
+        }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# One size, in its own process
+
+
+@dataclass
+class Paths:
+    lake: Path
+    floor: Path
+    baseline: Path
+
+    @classmethod
+    def of(cls, events: int) -> Paths:
+        folder = data_folder(events)
+        return cls(folder / "lake", folder / "floor-output", folder / "baseline-output")
+
+    def clean(self) -> None:
+        """Remove every output, so each run starts from the same state: input only, empty event manifest."""
+        for path in (self.lake / "shredded", self.lake / "event-manifest", self.floor, self.baseline):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _spark_config(master: str, profile: bool) -> dict[str, str]:
+    from snowplow_assets.settings import Settings
+
+    config = {**Settings().spark_config, "spark.master": master}
+    if profile:
+        EVENT_LOG.mkdir(parents=True, exist_ok=True)
+        config.update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": EVENT_LOG.as_uri(), "spark.ui.enabled": "true"})
+    return config
+
+
+def _stages(spark: Any, group: str) -> list[dict[str, Any]]:
+    """The stages of the jobs of one job group, from the Spark UI's REST API, slowest first."""
+    sc = spark.sparkContext
+    base = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}"
+
+    def get(path: str) -> Any:
+        with urllib.request.urlopen(base + path, timeout=30) as response:
+            return json.load(response)
+
+    stage_ids = {s for job in get("/jobs") if job.get("jobGroup") == group for s in job["stageIds"]}
+    rows = []
+    for stage in get("/stages"):
+        if stage["stageId"] in stage_ids and stage["status"] == "COMPLETE":
+            started = datetime.fromisoformat(stage["submissionTime"].replace("GMT", "+00:00"))
+            ended = datetime.fromisoformat(stage["completionTime"].replace("GMT", "+00:00"))
+            rows.append(
+                {
+                    "stage": stage["stageId"],
+                    "seconds": round((ended - started).total_seconds(), 1),
+                    "task_seconds": round(stage["executorRunTime"] / 1000, 1),
+                    "tasks": stage["numTasks"],
+                    "input_mb": round(stage["inputBytes"] / 2**20),
+                    "output_mb": round(stage["outputBytes"] / 2**20),
+                    "shuffle_read_mb": round(stage["shuffleReadBytes"] / 2**20, 1),
+                    "shuffle_write_mb": round(stage["shuffleWriteBytes"] / 2**20, 1),
+                    "name": stage["name"],
+                }
+            )
+    return sorted(rows, key=lambda r: -r["seconds"])
+
+
+def _shred_counts(report: Any) -> dict[str, Any]:
+    from snowplow_assets.events import dedup
+
+    return {
+        "lines_read": report.lines_read,
+        "good": report.good,
+        "bad": report.bad,
+        "natural_duplicates_removed": report.duplicates.get(dedup.NATURAL_DUPLICATE, 0),
+        "synthetic_duplicates_renamed": report.duplicates.get(dedup.SYNTHETIC_RENAME, 0),
+        "cross_batch_decisions": sum(
+            report.duplicates.get(a, 0) for a in (dedup.CROSS_BATCH_DUPLICATE, dedup.CROSS_BATCH_RENAME, dedup.MANIFEST_ERROR)
+        ),
+        "entities": {f"{t.schema} {t.kind}": t.count for t in sorted(report.entity_types, key=lambda t: (t.schema, t.kind))},
+    }
+
+
+def measure_size(events: int, runs: int, master: str, profile: bool) -> dict[str, Any]:
+    from snowplow_assets.events.dedup import InBatchDedup
+    from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
+    from snowplow_assets.lake import Lake
+    from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
+    from snowplow_assets.spark import build_spark_session, spark_session_config
+    from snowplow_assets.storage import LocalFileSystem
+
+    paths = Paths.of(events)
+    files = sorted(str(p) for p in (paths.lake / "enriched" / RUN).glob("part-*"))
+    config = _spark_config(master, profile)
+    spark = build_spark_session(config, app_name=f"benchmark-shred-{events}")
+    probe = MemoryProbe(spark)
+    fs, lake = LocalFileSystem(), Lake(str(paths.lake))
+    options = ShredOptions(
+        dedup=InBatchDedup(natural=True, synthetic=True),
+        compression="NONE",
+        event_manifest=LakeEventManifest(fs, lake),
+        cross_batch_synthetic=True,
+    )
+
+    def measured(group: str, action: Callable[[], Any]) -> tuple[dict[str, float], Any]:
+        spark.sparkContext.setJobGroup(group, group)
+        probe.reset()
+        started = time.perf_counter()
+        result = action()
+        seconds = time.perf_counter() - started
+        return {"seconds": round(seconds, 2), **probe.peaks()}, result
+
+    def floor() -> None:
+        spark.read.text(files).write.text(str(paths.floor))
+
+    def baseline() -> dict[str, Any]:
+        command = [sys.executable, str(BASELINE), "--output", str(paths.baseline), *files]
+        done = subprocess.run(command, stdout=subprocess.PIPE, check=True, text=True)
+        return json.loads(done.stdout)
+
+    samples: dict[str, list[dict[str, float]]] = {"floor": [], "shred": [], "baseline": []}
+    shred_counts: list[dict[str, Any]] = []
+    baseline_counts: list[dict[str, Any]] = []
+    for run in range(1, runs + 1):
+        paths.clean()
+        floor_sample, _ = measured(f"floor-{run}", floor)
+        paths.clean()
+        shred_sample, report = measured(f"shred-{run}", lambda: shred_run_folder(spark, fs, lake, RUN, options))
+        paths.clean()
+        result = baseline()
+        samples["floor"].append(floor_sample)
+        samples["shred"].append(shred_sample)
+        samples["baseline"].append({"seconds": round(result["seconds"], 2), "baseline_rss_mb": result["peak_rss_mb"]})
+        shred_counts.append(_shred_counts(report))
+        baseline_counts.append(result["counts"])
+        print(
+            f"{events:,} events, run {run}/{runs}: floor {floor_sample['seconds']:.1f} s, "
+            f"shred {shred_sample['seconds']:.1f} s, baseline {result['seconds']:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    paths.clean()
+    jvm = spark.sparkContext._jvm
+    result = {
+        "events": events,
+        "samples": samples,
+        "shred_counts": shred_counts[0],
+        "baseline_counts": baseline_counts[0],
+        "counts_stable": all(c == shred_counts[0] for c in shred_counts) and all(c == baseline_counts[0] for c in baseline_counts),
+        "spark_config": {k: v for k, v in sorted(spark_session_config(config).items()) if "extraJavaOptions" not in k},
+        "java": str(jvm.java.lang.System.getProperty("java.version")),
+        "spark": spark.version,
+    }
+    if profile:
+        result["profile"] = {"event_log": str(EVENT_LOG), "shred_stages": _stages(spark, f"shred-{runs}")}
+    spark.stop()
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Summary, targets and the table
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"median": round(statistics.median(values), 2), "min": round(min(values), 2), "max": round(max(values), 2)}
+
+
+def summarise(size: dict[str, Any], generated: dict[str, Any]) -> dict[str, Any]:
+    lines = generated["lines"]
+    jobs = {}
+    for job, samples in size["samples"].items():
+        seconds = _spread([s["seconds"] for s in samples])
+        memory = {k: max(s[k] for s in samples) for k in samples[0] if k != "seconds"}
+        jobs[job] = {"seconds": seconds, "lines_per_second": round(lines / seconds["median"]), "peak_mb": memory}
+    shred, baseline = size["shred_counts"], size["baseline_counts"]
+    compared = ("lines_read", "good", "bad", "natural_duplicates_removed", "synthetic_duplicates_renamed", "entities")
+    return {
+        "events": size["events"],
+        "lines": lines,
+        "input_bytes": generated["bytes"],
+        "jobs": jobs,
+        "shred_over_floor": round(jobs["shred"]["seconds"]["median"] / jobs["floor"]["seconds"]["median"], 2),
+        "baseline_over_shred": round(jobs["baseline"]["seconds"]["median"] / jobs["shred"]["seconds"]["median"], 2),
+        "counts_agree": all(shred[k] == baseline[k] for k in compared) and size["counts_stable"],
+        "shred_counts": shred,
+        "baseline_counts": baseline,
+    }
+
+
+def targets(sizes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    largest, smallest = sizes[-1], sizes[0]
+    found = [
+        {
+            "target": f"shred <= {FLOOR_LIMIT} x floor ({largest['events']:,} events)",
+            "measured": f"{largest['shred_over_floor']:.2f} x",
+            "pass": largest["shred_over_floor"] <= FLOOR_LIMIT,
+        },
+        {
+            "target": f"shred >= {BASELINE_SPEEDUP:g} x faster than the baseline ({largest['events']:,} events)",
+            "measured": f"{largest['baseline_over_shred']:.2f} x",
+            "pass": largest["baseline_over_shred"] >= BASELINE_SPEEDUP,
+        },
+    ]
+    if len(sizes) > 1:
+        big, small = largest["jobs"]["shred"]["peak_mb"], smallest["jobs"]["shred"]["peak_mb"]
+        growth = {k: round(big[k] / small[k], 2) for k in big}
+        found.append(
+            {
+                "target": f"shred peak memory does not grow: {largest['events']:,} vs {smallest['events']:,} events, "
+                f"each peak <= {MEMORY_GROWTH_LIMIT} x",
+                "measured": ", ".join(f"{k.removesuffix('_mb').replace('_', ' ')} {v:.2f} x" for k, v in growth.items()),
+                "pass": all(v <= MEMORY_GROWTH_LIMIT for v in growth.values()),
+            }
+        )
+    return found
+
+
+def _mb(value: float | None) -> str:
+    return "" if value is None else f"{value:,.0f}"
+
+
+def table(results: dict[str, Any]) -> str:
+    machine = results["machine"]
+    out = [
+        f"Shred benchmark, {machine['cores']} cores, {machine['ram_gb']} GB RAM, Spark {machine['spark']} {machine['master']}, "
+        f"driver memory {machine['driver_memory']}, Python {machine['python']}, Java {machine['java']}; "
+        f"load average {results['load_average_before'][0]:.1f} before, {results['load_average_after'][0]:.1f} after. "
+        f"Seconds: median of {results['runs']} runs (fastest-slowest). Memory: highest peak of the runs, MB.",
+        "",
+        "| events (lines, input) | job | seconds | lines/s | driver RSS | JVM RSS | JVM heap | baseline RSS |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    labels = {
+        "floor": "floor: Spark reads the lines, writes them back",
+        "shred": "shred: full job, every dedup, lake manifest",
+        "baseline": "baseline: one Python process",
+    }
+    for size in results["sizes"]:
+        first = f"{size['events']:,} ({size['lines']:,}, {size['input_bytes'] / 1e9:.2f} GB)"
+        for job in ("floor", "shred", "baseline"):
+            data = size["jobs"][job]
+            s, peak = data["seconds"], data["peak_mb"]
+            out.append(
+                f"| {first} | {labels[job]} | {s['median']:.1f} ({s['min']:.1f}-{s['max']:.1f}) | {data['lines_per_second']:,} "
+                f"| {_mb(peak.get('driver_rss_mb'))} | {_mb(peak.get('jvm_rss_mb'))} | {_mb(peak.get('jvm_heap_mb'))} "
+                f"| {_mb(peak.get('baseline_rss_mb'))} |"
+            )
+            first = ""
+        out.append(
+            f"| | shred / floor = {size['shred_over_floor']:.2f}; baseline / shred = {size['baseline_over_shred']:.2f}; "
+            f"counts {'agree' if size['counts_agree'] else 'DIFFER'} | | | | | | |"
+        )
+    out += ["", "| target | measured | result |", "|---|---|---|"]
+    out += [f"| {t['target']} | {t['measured']} | {'pass' if t['pass'] else 'FAIL'} |" for t in results["targets"]]
+    return "\n".join(out)
+
+
+def _ram_gb() -> float:
+    total_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal:"))
+    return round(total_kb / 2**20, 1)
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, nargs="+", default=[250_000, 1_000_000], help="batch sizes, distinct events")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each job per size; figures are their median")
+    parser.add_argument("--files", type=int, default=4, help="part files per run folder")
+    parser.add_argument("--master", default="local[2]", help="Spark master of the floor and the shred job")
+    parser.add_argument("--profile", action="store_true", help="event log, and the stages of the last shred run")
+    parser.add_argument("--rebuild", action="store_true", help="generate the data again even if cached")
+    parser.add_argument("--output", type=Path, default=RESULTS / "shred.json", help="results file")
+    parser.add_argument("--measure", type=int, help=argparse.SUPPRESS)  # internal: one size, in a child process
+    args = parser.parse_args(argv)
+
+    if args.measure is not None:
+        print(json.dumps(measure_size(args.measure, args.runs, args.master, args.profile)))
+        return
+
+    sizes = sorted(set(args.events))
+    generated = {}
+    for events in sizes:
+        generated[events] = ensure_data(events, args.files, args.rebuild)
+        print(f"data: {events:,} events, {generated[events]['lines']:,} lines, {generated[events]['bytes'] / 1e9:.2f} GB "
+              f"in {data_folder(events)}", file=sys.stderr, flush=True)  # fmt: skip
+
+    load_before = os.getloadavg()
+    measured = []
+    for events in sizes:
+        command = [sys.executable, __file__, "--measure", str(events), "--runs", str(args.runs), "--master", args.master]
+        done = subprocess.run([*command, *(["--profile"] if args.profile else [])], stdout=subprocess.PIPE, check=True, text=True)
+        measured.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    load_after = os.getloadavg()
+
+    summaries = [summarise(size, generated[size["events"]]) for size in measured]
+    results: dict[str, Any] = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": "benchmarks/shred.py " + " ".join(argv),
+        "runs": args.runs,
+        "machine": {
+            "cores": os.cpu_count(),
+            "ram_gb": _ram_gb(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "java": measured[0]["java"],
+            "spark": measured[0]["spark"],
+            "master": args.master,
+            "driver_memory": measured[0]["spark_config"].get("spark.driver.memory"),
+            "spark_config": measured[0]["spark_config"],
+        },
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in load_after],
+        "sizes": summaries,
+        "targets": targets(summaries),
+        "samples": {str(size["events"]): size["samples"] for size in measured},
+    }
+    if args.profile:
+        results["profile"] = {str(size["events"]): size["profile"] for size in measured}
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(results, indent=2) + "\n")
+    print(table(results))
+    if args.profile:
+        for size in measured:
+            print(f"\nStages of the last shred run, {size['events']:,} events (event log: {EVENT_LOG}):\n")
+            print("| stage | seconds | task seconds | tasks | input MB | output MB | shuffle read MB | shuffle write MB | name |")
+            print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+            for s in size["profile"]["shred_stages"]:
+                print(f"| {s['stage']} | {s['seconds']} | {s['task_seconds']} | {s['tasks']} | {s['input_mb']} | {s['output_mb']} "
+                      f"| {s['shuffle_read_mb']} | {s['shuffle_write_mb']} | {s['name']} |")  # fmt: skip
+    print(f"\nresults: {args.output}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,329 @@
+"""Batches: a snapshot of every model at a boundary, cut incrementally (seed 002's copy pipe, made exact).
+
+    cdc/batches/<model>/boundary=<epoch ms>/rows/part-*.parquet       live keys: STATE_COLUMNS (order.py)
+    cdc/batches/<model>/boundary=<epoch ms>/deleted/part-*.parquet    tombstones: keys whose last change is a delete
+    cdc/batches/<model>/boundary=<epoch ms>/_batch.json               BatchManifest
+
+**Boundary.** The earliest of the model's latest change timestamp, its latest delete timestamp and now: the
+slowest stream sets it, as in the seed. A stream with no records at all does not hold the boundary back (a
+model without deletes still gets batches), and a model with no records gets none. Boundaries never move
+back: if the streams' maxima fall (landings removed, topics dropped), the previous boundary stays.
+
+**Contents.** A batch at boundary B is the state (order.py) of every record with `__timestamp <= B` of the
+landings it lists (`landings`: name -> ingestion token). It keeps tombstones, unlike the seed's pipe, which
+removes every key with any delete up to the boundary and so loses keys re-inserted after a delete; and
+without them a late insert older than a delete would bring the key back.
+
+**Incremental cut.** The previous batch P (boundary Bp) holds everything up to Bp from its landings. The
+next batch at B >= Bp therefore needs P plus
+- records with Bp < `__timestamp` <= B from the landings P already holds (the hour folders of that window
+  only; landings whose time range misses it are not opened), and
+- records with `__timestamp` <= B from landings P does not hold, or holds under an older token: *late*
+  landings, whose records may be older than Bp. This is how late records stay exact: a batch tracks which
+  landings (by ingestion) it contains, not just a time.
+Merging is last-record-wins per key, so re-reading records P already contains (a re-ingested landing)
+changes nothing. The merge broadcasts the changes against P instead of shuffling P (order.merge_into).
+
+**Full recompute** (`full=True`, or automatically when there is no previous batch, the model's topics,
+contracts or id fields changed, or a landing P holds is no longer ingested) reduces every record up to B.
+It must give the same batch as the incremental cut; the tests hold the two to that.
+
+A batch is cut when the boundary moved or a landing is new or re-ingested; otherwise the model is
+"unchanged". A batch at the same boundary as the previous one (late landings only) replaces it.
+
+**Expiry.** Batches cut more than `retention_hours` ago are removed, except each model's newest, which the
+next incremental cut and the latest view read.
+
+All models are cut together: one Spark job reduces every model's changes, one writes every snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from snowplow_assets.cdc.columns import ModelColumns
+from snowplow_assets.cdc.history import (
+    IngestedLanding,
+    Window,
+    model_columns,
+    model_landings,
+    read_ingested,
+    read_parquet_files,
+    read_records,
+    records_bound,
+)
+from snowplow_assets.cdc.models import CdcModels, ModelSpec
+from snowplow_assets.cdc.order import (
+    BROADCAST_CHANGES_LIMIT,
+    DELETE,
+    KIND,
+    MODEL,
+    RECORDS,
+    STATE_COLUMNS,
+    STATE_SCHEMA,
+    merge_into,
+    reduce_to_state,
+)
+from snowplow_assets.lake import Lake
+from snowplow_assets.storage import LakeFileSystem, is_data_file
+
+MANIFEST = "_batch.json"
+ROWS, DELETED = "rows", "deleted"
+INCREMENTAL, FULL = "incremental", "full"
+CUT, UNCHANGED, NO_DATA = "cut", "unchanged", "no data"
+_BATCH_FOLDER = re.compile(r"^boundary=(-?\d+)$")
+_RETIRED_FOLDER = re.compile(r"^boundary=-?\d+\.replaced-[0-9a-f]+$")
+
+
+@dataclass
+class BatchManifest:
+    model: str
+    boundary_ms: int
+    previous_boundary_ms: int | None
+    mode: str  # incremental or full
+    reason: str
+    cut_at_ms: int
+    spec: str  # ModelSpec.digest of the model it was cut for
+    landings: dict[str, str]  # landing -> ingestion token of every landing it contains
+    columns: dict[str, str]  # column -> type
+    previous_columns: dict[str, str] | None  # the previous batch's, for the drift check
+    skipped_columns: dict[str, str]
+    rows: int
+    tombstones: int
+    records_read: int
+    files_read: int
+    landings_read: int
+
+    @property
+    def cut_at(self) -> str:
+        return datetime.fromtimestamp(self.cut_at_ms / 1000, UTC).isoformat()
+
+    @property
+    def boundary(self) -> str:
+        return datetime.fromtimestamp(self.boundary_ms / 1000, UTC).isoformat()
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> BatchManifest:
+        return cls(**json.loads(text))
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    model: ModelSpec
+    boundary_ms: int
+    previous: BatchManifest | None
+    mode: str
+    reason: str
+    landings: dict[str, str]
+    reads: dict[str, Window]  # landing -> records to read from it
+    columns: ModelColumns
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    model: str
+    status: str  # cut, unchanged or no data
+    message: str
+    batch: BatchManifest | None  # the model's newest batch after the call
+    expired: tuple[int, ...] = ()  # boundaries of the batches removed
+
+
+def list_batches(fs: LakeFileSystem, lake: Lake, model: str) -> list[BatchManifest]:
+    """The model's complete batches, oldest boundary first."""
+    batches = []
+    for entry in fs.list_dir(lake.cdc_batches(model)):
+        manifest = f"{entry.uri}/{MANIFEST}"
+        if entry.is_dir and _BATCH_FOLDER.match(entry.name) and fs.exists(manifest):
+            batches.append(BatchManifest.from_json(fs.read_text(manifest)))
+    return sorted(batches, key=lambda b: b.boundary_ms)
+
+
+def latest_batch(fs: LakeFileSystem, lake: Lake, model: str) -> BatchManifest | None:
+    batches = list_batches(fs, lake, model)
+    return batches[-1] if batches else None
+
+
+def batch_files(fs: LakeFileSystem, lake: Lake, batch: BatchManifest, parts: tuple[str, ...] = (ROWS, DELETED)) -> list[str]:
+    folder = lake.cdc_batch(batch.model, batch.boundary_ms)
+    return [f.uri for part in parts for f in fs.list_files(f"{folder}/{part}") if is_data_file(f.name)]
+
+
+def read_batches(
+    spark: SparkSession, fs: LakeFileSystem, lake: Lake, batches: list[BatchManifest], parts: tuple[str, ...] = (ROWS, DELETED)
+) -> DataFrame:
+    """STATE_COLUMNS of the batches (live rows and tombstones, or only `parts`), in one read."""
+    files = [f for batch in batches for f in batch_files(fs, lake, batch, parts)]
+    return read_parquet_files(spark, fs, files, STATE_SCHEMA).select(*STATE_COLUMNS)
+
+
+def plan_batch(
+    model: ModelSpec,
+    ingested: dict[str, IngestedLanding],
+    previous: BatchManifest | None,
+    now_ms: int,
+    full: bool = False,
+) -> BatchPlan | str:
+    """What the next batch of `model` reads, or why there is none (a message)."""
+    landings = model_landings(ingested, model.name)
+    summaries = [landing.models[model.name] for landing in landings.values()]
+    streams = [
+        max((s.max_change_ms for s in summaries if s.max_change_ms is not None), default=None),
+        max((s.max_delete_ms for s in summaries if s.max_delete_ms is not None), default=None),
+    ]
+    if all(latest is None for latest in streams):
+        return f"{NO_DATA}: no landing holds records of {model.name}"
+    boundary = min([latest for latest in streams if latest is not None] + [now_ms])
+    if previous is not None:
+        boundary = max(boundary, previous.boundary_ms)
+    tokens = {name: landing.token for name, landing in landings.items()}
+
+    mode, reason = INCREMENTAL, "previous batch plus newer records"
+    if full:
+        mode, reason = FULL, "full recompute requested"
+    elif previous is None:
+        mode, reason = FULL, "first batch"
+    elif previous.spec != model.digest:
+        mode, reason = FULL, "the model's topics, contracts or id fields changed"
+    elif set(previous.landings) - set(tokens):
+        mode, reason = FULL, f"landings no longer ingested: {sorted(set(previous.landings) - set(tokens))}"
+
+    if mode == FULL:
+        reads = {name: Window(None, boundary) for name in landings}
+    else:
+        assert previous is not None
+        late = {name for name, token in tokens.items() if previous.landings.get(name) != token}
+        if boundary == previous.boundary_ms and not late:
+            return f"{UNCHANGED}: boundary {boundary} and landings as in the newest batch"
+        reads = {
+            name: Window(None, boundary) if name in late else Window(previous.boundary_ms, boundary)
+            for name in landings
+        }
+        if late:
+            reason += f"; {len(late)} landing(s) new or re-ingested since it"
+    reads = {name: window for name, window in reads.items() if window.overlaps(landings[name].models[model.name])}
+    return BatchPlan(model, boundary, previous, mode, reason, tokens, reads, model_columns(landings, model))
+
+
+def cut_batches(
+    spark: SparkSession,
+    fs: LakeFileSystem,
+    lake: Lake,
+    models: CdcModels,
+    now_ms: int | None = None,
+    full: bool = False,
+    retention_hours: float | None = None,
+) -> list[BatchResult]:
+    """Cut the next batch of every model that needs one; then expire old batches. One result per model."""
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    ingested = read_ingested(fs, lake)
+    plans: list[BatchPlan] = []
+    results: dict[str, BatchResult] = {}
+    for name, model in sorted(models.models.items()):
+        previous = latest_batch(fs, lake, name)
+        plan = plan_batch(model, ingested, previous, now_ms, full)
+        if isinstance(plan, str):
+            results[name] = BatchResult(name, plan.split(":")[0], plan, previous)
+        else:
+            plans.append(plan)
+    if plans:
+        for manifest in _cut(spark, fs, lake, plans, ingested, now_ms):
+            plan = next(p for p in plans if p.model.name == manifest.model)
+            results[manifest.model] = BatchResult(manifest.model, CUT, f"{plan.mode}: {plan.reason}", manifest)
+    if retention_hours is not None:
+        for name, result in results.items():
+            expired = expire_batches(fs, lake, name, now_ms, retention_hours)
+            results[name] = BatchResult(result.model, result.status, result.message, result.batch, tuple(expired))
+    return [results[name] for name in sorted(results)]
+
+
+def _cut(
+    spark: SparkSession, fs: LakeFileSystem, lake: Lake, plans: list[BatchPlan], ingested: dict[str, IngestedLanding], now_ms: int
+) -> list[BatchManifest]:
+    reads = {(plan.model.name, landing): window for plan in plans for landing, window in plan.reads.items()}
+    records, files_read = read_records(spark, fs, lake, reads)
+    changes = reduce_to_state(records, counted=True).persist()
+    staging = lake.cdc_staging(uuid.uuid4().hex[:16])
+    try:
+        changed = records_bound(ingested, reads)
+        if changed > BROADCAST_CHANGES_LIMIT:
+            changed = changes.count()
+        bases = [plan.previous for plan in plans if plan.mode == INCREMENTAL and plan.previous is not None]
+        state = merge_into(read_batches(spark, fs, lake, bases), changes, changed) if bases else changes
+        (
+            state.selectExpr(*STATE_COLUMNS, f"{MODEL} AS model", f"CASE WHEN {KIND} = '{DELETE}' THEN '{DELETED}' ELSE '{ROWS}' END AS state")
+            .write.partitionBy("model", "state")
+            .parquet(fs.spark_path(f"{staging}/write"))
+        )
+        # Counted afterwards, not observed on the way: when a stage turns out empty, the adaptive planner
+        # replaces the plan above it, and an observation in there never reports.
+        read = {r[MODEL]: r["n"] for r in changes.groupBy(MODEL).agg(F.sum(RECORDS).alias("n")).collect()}
+        staged = [f.uri for f in fs.list_files(f"{staging}/write") if is_data_file(f.name)]
+        written = {
+            (r[MODEL], r["deleted"]): r["n"]
+            for r in read_parquet_files(spark, fs, staged, STATE_SCHEMA)
+            .groupBy(MODEL, (F.col(KIND) == DELETE).alias("deleted"))
+            .agg(F.count(F.lit(1)).alias("n"))
+            .collect()
+        }
+        manifests = []
+        for plan in plans:
+            manifest = BatchManifest(
+                model=plan.model.name,
+                boundary_ms=plan.boundary_ms,
+                previous_boundary_ms=plan.previous.boundary_ms if plan.previous else None,
+                mode=plan.mode,
+                reason=plan.reason,
+                cut_at_ms=now_ms,
+                spec=plan.model.digest,
+                landings=plan.landings,
+                columns=plan.columns.types,
+                previous_columns=plan.previous.columns if plan.previous else None,
+                skipped_columns=plan.columns.skipped,
+                rows=sum(n for (model, deleted), n in written.items() if model == plan.model.name and not deleted),
+                tombstones=sum(n for (model, deleted), n in written.items() if model == plan.model.name and deleted),
+                records_read=int(read.get(plan.model.name, 0)),
+                files_read=sum(n for (model, _), n in files_read.items() if model == plan.model.name),
+                landings_read=len(plan.reads),
+            )
+            _publish(fs, lake, staging, manifest)
+            manifests.append(manifest)
+        return manifests
+    finally:
+        changes.unpersist()
+        fs.delete(staging)
+
+
+def _publish(fs: LakeFileSystem, lake: Lake, staging: str, manifest: BatchManifest) -> None:
+    folder = f"{staging}/{manifest.model}"
+    for part in (ROWS, DELETED):
+        written = f"{staging}/write/model={manifest.model}/state={part}"
+        if fs.exists(written):
+            fs.move(written, f"{folder}/{part}")
+        else:
+            fs.make_dirs(f"{folder}/{part}")
+    fs.write_text(f"{folder}/{MANIFEST}", manifest.to_json())
+    fs.replace_tree(folder, lake.cdc_batch(manifest.model, manifest.boundary_ms))
+
+
+def expire_batches(fs: LakeFileSystem, lake: Lake, model: str, now_ms: int, retention_hours: float) -> list[int]:
+    """Remove the model's batches cut before now - retention, except its newest; return their boundaries."""
+    batches = list_batches(fs, lake, model)
+    cutoff = now_ms - retention_hours * 3_600_000
+    expired = [b.boundary_ms for b in batches[:-1] if b.cut_at_ms < cutoff]
+    for boundary in expired:
+        fs.delete(lake.cdc_batch(model, boundary))
+    for entry in fs.list_dir(lake.cdc_batches(model)):
+        if _RETIRED_FOLDER.match(entry.name):  # left by a replacement that crashed half-way
+            fs.delete(entry.uri)
+    return expired

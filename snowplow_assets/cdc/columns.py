@@ -1,0 +1,193 @@
+"""A model's columns: the union of the keys seen in its rows across all its topics, with types (seed 004).
+
+Like the dbt macro of seed 004, the columns are every top-level key of every insert or update row the
+model's topics ever landed (the rows of later-deleted keys included), so a column never disappears
+because its last row did. Each landing records the JSON type of every key it saw (one aggregate in the
+ingestion job); a model's types merge those:
+
+| JSON values seen (nulls ignored)  | column type |
+|-----------------------------------|-------------|
+| integers (that fit 64 bits)       | BIGINT      |
+| numbers, or integers and numbers  | DOUBLE      |
+| booleans                          | BOOLEAN     |
+| strings                           | STRING      |
+| objects, arrays, only nulls, or a mix of kinds | STRING (JSON text for objects, arrays and numbers) |
+
+Columns leave out the key (the model's `id` is the key column) and names the typed table cannot hold:
+empty names, names starting with `__` (bookkeeping columns use that prefix) and names equal but for case
+to a name kept before them in sorted order (Spark resolves columns case-insensitively). Those keys stay in
+each row's JSON (`__data`); the batch manifest lists them as skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from snowplow_assets.cdc.models import RESERVED_PREFIX
+from snowplow_assets.cdc.order import DATA, KEY
+from snowplow_assets.events.sql import identifier
+
+NULL, BOOLEAN, INTEGER, NUMBER, STRING, OBJECT, ARRAY, MIXED = (
+    "null", "boolean", "integer", "number", "string", "object", "array", "mixed",
+)  # fmt: skip
+SQL_TYPE = {BOOLEAN: "BOOLEAN", INTEGER: "BIGINT", NUMBER: "DOUBLE"}  # every other kind is STRING
+
+
+def json_kind(variant_type: str) -> str:
+    """The JSON kind of a value from the type Spark's schema_of_variant gives it."""
+    if variant_type == "VOID":
+        return NULL
+    if variant_type in ("BIGINT", "INT", "SMALLINT", "TINYINT"):
+        return INTEGER
+    if variant_type.startswith("DECIMAL("):
+        precision, scale = (int(p) for p in variant_type[len("DECIMAL(") : -1].split(","))
+        return INTEGER if scale == 0 and precision <= 18 else NUMBER
+    if variant_type in ("DOUBLE", "FLOAT"):
+        return NUMBER
+    if variant_type == "BOOLEAN":
+        return BOOLEAN
+    if variant_type == "STRING":
+        return STRING
+    if variant_type.startswith("OBJECT<"):
+        return OBJECT
+    if variant_type.startswith("ARRAY<"):
+        return ARRAY
+    return MIXED  # VARIANT: schema_of_variant_agg saw different kinds
+
+
+def merge_kinds(a: str, b: str) -> str:
+    if a == b or b == NULL:
+        return a
+    if a == NULL:
+        return b
+    if {a, b} == {INTEGER, NUMBER}:
+        return NUMBER
+    return MIXED
+
+
+def top_level_kinds(object_type: str | None) -> dict[str, str]:
+    """`{key: JSON kind}` from a schema_of_variant(_agg) type such as `OBJECT<a: BIGINT, `b c`: STRING>`.
+
+    `VOID` (no rows) and NULL give no keys. Names with unusual characters come back-quoted, a back-quote
+    doubled inside them, and may contain `,`, `:` or `<`: the scan honours the quoting at every depth, and
+    the commas of `DECIMAL(p,s)`.
+    """
+    if object_type is None or object_type == "VOID":
+        return {}
+    if not (object_type.startswith("OBJECT<") and object_type.endswith(">")):
+        raise ValueError(f"not an object type: {object_type!r}")
+    body = object_type[len("OBJECT<") : -1]
+    fields: list[tuple[str, str]] = []
+    depth, quoted, start, i = 0, False, 0, 0
+    while i < len(body):
+        char = body[i]
+        if char == "`":
+            if quoted and body[i + 1 : i + 2] == "`":
+                i += 2
+                continue
+            quoted = not quoted
+        elif not quoted:
+            if char in "<(":
+                depth += 1
+            elif char in ">)":
+                depth -= 1
+            elif char == "," and depth == 0:
+                fields.append(_field(body[start:i]))
+                start = i + 1
+        i += 1
+    if body.strip():
+        fields.append(_field(body[start:]))
+    return {name: json_kind(kind) for name, kind in fields}
+
+
+def _field(text: str) -> tuple[str, str]:
+    text = text.strip()
+    if text.startswith("`"):
+        end = 1
+        while True:
+            end = text.index("`", end)
+            if text[end + 1 : end + 2] == "`":
+                end += 2
+                continue
+            break
+        name, rest = text[1:end].replace("``", "`"), text[end + 1 :]
+    else:
+        name, _, rest = text.partition(":")
+        rest = ":" + rest
+    if not rest.startswith(":"):
+        raise ValueError(f"not a field of an object type: {text!r}")
+    return name, rest[1:].strip()
+
+
+def merge_column_kinds(*kinds: dict[str, str]) -> dict[str, str]:
+    merged: dict[str, str] = {}
+    for one in kinds:
+        for name, kind in one.items():
+            merged[name] = merge_kinds(merged[name], kind) if name in merged else kind
+    return merged
+
+
+@dataclass(frozen=True)
+class ModelColumns:
+    types: dict[str, str]  # column -> Spark SQL type, sorted by name
+    skipped: dict[str, str] = field(default_factory=dict)  # key -> why it is not a column
+
+    def ddl(self, names: list[str] | None = None) -> str:
+        chosen = self.types if names is None else {n: self.types[n] for n in names}
+        return "struct<" + ", ".join(f"{identifier(n)}: {t}" for n, t in chosen.items()) + ">"
+
+
+def resolve_columns(kinds: dict[str, str], id_name: str) -> ModelColumns:
+    types: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    taken = {id_name.lower(): id_name}
+    for name in sorted(kinds):
+        if name == id_name:
+            continue  # the key column itself
+        if not name:
+            skipped[name] = "empty name"
+        elif name.startswith(RESERVED_PREFIX):
+            skipped[name] = f"names starting with {RESERVED_PREFIX} are reserved"
+        elif name.lower() in taken:
+            skipped[name] = f"same name as {taken[name.lower()]!r} but for case"
+        else:
+            taken[name.lower()] = name
+            types[name] = SQL_TYPE.get(kinds[name], "STRING")
+    return ModelColumns(types, skipped)
+
+
+@dataclass(frozen=True)
+class Drift:
+    added: dict[str, str]
+    removed: dict[str, str]
+    retyped: dict[str, tuple[str, str]]  # column -> (before, after)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.removed or self.retyped)
+
+
+def column_drift(before: dict[str, str], after: dict[str, str]) -> Drift:
+    return Drift(
+        added={n: t for n, t in after.items() if n not in before},
+        removed={n: t for n, t in before.items() if n not in after},
+        retyped={n: (before[n], after[n]) for n in before.keys() & after.keys() if before[n] != after[n]},
+    )
+
+
+def typed_view(state: DataFrame, id_name: str, columns: ModelColumns, names: list[str] | None = None) -> DataFrame:
+    """The model as a table: its key under the model's id name, then its columns (all, or `names`), typed."""
+    chosen = list(columns.types) if names is None else names
+    unknown = [n for n in chosen if n not in columns.types and n != id_name]
+    if unknown:
+        raise KeyError(f"not columns of the model: {unknown} (columns: {[id_name, *columns.types]})")
+    data = [n for n in chosen if n != id_name]
+    key = F.col(KEY).alias(id_name)
+    if not data:
+        return state.select(key)
+    # One parse per row: fields taken one by one from from_json are each given their own, narrower parse.
+    row = state.select(key, F.from_json(F.col(DATA), columns.ddl(data)).alias("__row"))
+    return row.select(identifier(id_name), "__row.*")

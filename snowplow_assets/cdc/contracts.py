@@ -1,0 +1,177 @@
+"""The three contracts that turn a landed Kafka record into a change of one model key (FORMATS.md §7).
+
+Every parsed record of a landing gets exactly one outcome: a change (insert or update, with its row as a
+JSON object), a delete, or a bad row with a reason. Per contract:
+
+`partial` (the seed's Tinybird pipe): the value is the whole row; a null value deletes the key. The key is
+`__key`. A row cannot tell an insert from an update, so every row counts as an update.
+
+`debezium`: the value is `{"payload": {"op": …, "before": …, "after": …}}` or the bare payload. `op` `c`
+(create) and `r` (snapshot read) are inserts, `u` an update, `d` a delete; the row is `after`. The key is
+the id field of the row image (`after`, or `before` for a delete) and, when the image lacks it, the
+Kafka key. The tombstone Debezium writes after a delete (null value) is a delete of the Kafka key: harmless
+after the delete it follows, and still right when compaction removed that delete.
+
+`event` (the OMG contract of seed 004): `changeType` INSERT, UPDATE or DELETE; the row is `data`; the key
+is `data.<id field>`, or `deletedID` for a delete. A null value is not part of this contract: a bad row.
+
+The Kafka key, where it is used, is its text; a JSON object key (`{"id": 42}`, or Debezium's
+`{"payload": {"id": 42}}`) gives its id field. Keys are strings, so 42 and "42" are the same key.
+
+Bad-row reasons: `invalid_json`, `invalid_envelope`, `invalid_timestamp` (landing.py), `unknown_topic`
+(no model declares it), `invalid_value` (not a JSON object, a row that is not an object, a null value
+where the contract has none), `unknown_change_type` and `no_id` (no usable key: missing, empty, null, an
+object or an array).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+
+from snowplow_assets.cdc.landing import ENVELOPE_COLUMNS, computed_once
+from snowplow_assets.cdc.models import CdcModels
+from snowplow_assets.cdc.order import DELETE, INSERT, UPDATE
+from snowplow_assets.events.sql import case, literal
+
+HISTORY, DELETES, BAD = "history", "deletes", "bad"
+BAD_REASONS = (
+    "invalid_json", "invalid_envelope", "invalid_timestamp", "unknown_topic", "invalid_value",
+    "unknown_change_type", "no_id",
+)  # fmt: skip
+
+# Columns of a classified record: the envelope, then the outcome.
+# `__row` is `__data` as a VARIANT, for aggregates over the rows' keys; it is never written.
+OUTCOME_COLUMNS = ("__output", "__model", "__key", "__kind", "__data", "__row", "__reason", "__message")
+
+
+def _map(pairs: dict[str, str]) -> str:
+    if not pairs:
+        return "CAST(map() AS MAP<STRING, STRING>)"
+    return "map(" + ", ".join(f"{literal(k)}, {literal(v)}" for k, v in pairs.items()) + ")"
+
+
+def _path(field: str) -> str:
+    """A variant path to a top-level field; field names are validated identifiers (models.FIELD_NAME)."""
+    return literal(f"$['{field}']")
+
+
+def _scalar(variant: str) -> str:
+    """The text of a scalar JSON value; NULL for a missing, null, empty, object or array value."""
+    return (
+        f"CASE WHEN {variant} IS NULL OR is_variant_null({variant}) "
+        f"OR substr(schema_of_variant({variant}), 1, 6) IN ('OBJECT', 'ARRAY<') THEN NULL "
+        f"ELSE nullif(variant_get({variant}, '$', 'string'), '') END"
+    )
+
+
+def _kafka_key_id(field: str) -> str:
+    direct = _scalar(f"variant_get(__key_json, {_path(field)})")
+    wrapped = _scalar(f"variant_get(variant_get(__key_json, '$.payload'), {_path(field)})")
+    return f"CASE WHEN __key_json IS NULL THEN nullif(__kafka_key, '') ELSE coalesce({direct}, {wrapped}) END"
+
+
+def _id(models: CdcModels) -> str:
+    """The key of each record, by its topic's contract and id field (one branch per such pair)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for topic, (model, spec) in sorted(models.topics().items()):
+        groups.setdefault((spec.contract, model.id_field(spec)), []).append(topic)
+    branches = []
+    for (contract, field), topics in sorted(groups.items()):
+        if contract == "partial":
+            expression = _kafka_key_id(field)
+        elif contract == "debezium":
+            expression = f"coalesce({_scalar(f'variant_get(__row, {_path(field)})')}, {_kafka_key_id(field)})"
+        else:
+            expression = (
+                f"CASE WHEN __kind = '{DELETE}' THEN {_scalar('__deleted_id')} "
+                f"ELSE {_scalar(f'variant_get(__row, {_path(field)})')} END"
+            )
+        branches.append((f"__topic IN ({', '.join(literal(t) for t in topics)})", expression))
+    return case(*branches) if branches else "CAST(NULL AS STRING)"
+
+
+def _bad(reason: str, message: str) -> str:
+    return f"named_struct('reason', '{reason}', 'message', {message})"
+
+
+def classify(envelopes: DataFrame, models: CdcModels) -> DataFrame:
+    """ENVELOPE_COLUMNS + OUTCOME_COLUMNS: what each parsed record is, by its topic's contract."""
+    topics = models.topics()
+    contract_of = _map({topic: spec.contract for topic, (_, spec) in topics.items()})
+    model_of = _map({topic: model.name for topic, (model, _) in topics.items()})
+
+    contract = computed_once(envelopes).selectExpr(
+        *ENVELOPE_COLUMNS,
+        f"try_element_at({model_of}, __topic) AS __model",
+        f"try_element_at({contract_of}, __topic) AS __contract",
+        "__value IS NULL OR is_variant_null(__parsed_value) AS __null_value",
+        "CASE WHEN startswith(ltrim(__kafka_key), '{') THEN try_parse_json(__kafka_key) END AS __key_json",
+    ).selectExpr(
+        "*",
+        "NOT __null_value AND startswith(ltrim(__value), '{') AS __object_value",
+        # Debezium: the payload, wrapped or bare
+        "CASE WHEN __contract = 'debezium' THEN coalesce(variant_get(__parsed_value, '$.payload'), __parsed_value) "
+        "END AS __payload",
+    )
+    kinds = computed_once(contract).selectExpr(
+        "*",
+        "CASE __contract "
+        f"WHEN 'partial' THEN CASE WHEN __null_value THEN '{DELETE}' ELSE '{UPDATE}' END "
+        "WHEN 'debezium' THEN CASE "
+        f"  WHEN __null_value THEN '{DELETE}' "
+        f"  WHEN try_variant_get(__payload, '$.op', 'string') IN ('c', 'r') THEN '{INSERT}' "
+        f"  WHEN try_variant_get(__payload, '$.op', 'string') = 'u' THEN '{UPDATE}' "
+        f"  WHEN try_variant_get(__payload, '$.op', 'string') = 'd' THEN '{DELETE}' END "
+        "WHEN 'event' THEN CASE try_variant_get(__parsed_value, '$.changeType', 'string') "
+        f"  WHEN 'INSERT' THEN '{INSERT}' WHEN 'UPDATE' THEN '{UPDATE}' WHEN 'DELETE' THEN '{DELETE}' END "
+        "END AS __kind",
+        "CASE __contract WHEN 'debezium' THEN try_variant_get(__payload, '$.op', 'string') "
+        "WHEN 'event' THEN try_variant_get(__parsed_value, '$.changeType', 'string') END AS __change_type",
+    )
+    kinds = computed_once(kinds).selectExpr(
+        "*",
+        # The row image the key is read from and, for inserts and updates, the row itself.
+        "CASE __contract WHEN 'partial' THEN __parsed_value "
+        f"WHEN 'debezium' THEN CASE WHEN __kind = '{DELETE}' THEN variant_get(__payload, '$.before') "
+        "  ELSE variant_get(__payload, '$.after') END "
+        "WHEN 'event' THEN variant_get(__parsed_value, '$.data') END AS __row",
+        "CASE WHEN __contract = 'event' THEN variant_get(__parsed_value, '$.deletedID') END AS __deleted_id",
+    )
+    keyed = computed_once(kinds).selectExpr(
+        "*",
+        f"CASE WHEN __kind IN ('{INSERT}', '{UPDATE}') THEN to_json(__row) END AS __row_json",
+        f"{_id(models)} AS __id",
+    )
+    row_name = "CASE __contract WHEN 'debezium' THEN 'after' WHEN 'event' THEN 'data' ELSE '__value' END"
+    expected_types = "CASE __contract WHEN 'event' THEN 'INSERT, UPDATE, DELETE' ELSE 'c, r, u, d' END"
+    unknown_type = f"concat('change type ', coalesce(__change_type, 'missing'), ' is not one of ', {expected_types})"
+    branches = [
+        ("__envelope_error IS NOT NULL", "__envelope_error"),
+        ("__model IS NULL", _bad("unknown_topic", "concat('no model declares topic ', __topic)")),
+        (
+            "__contract = 'event' AND __null_value",
+            _bad("invalid_value", "'null value: the event contract has no tombstones'"),
+        ),
+        ("NOT __null_value AND NOT __object_value", _bad("invalid_value", "'__value is not a JSON object'")),
+        ("__kind IS NULL", _bad("unknown_change_type", unknown_type)),
+        (
+            f"__kind IN ('{INSERT}', '{UPDATE}') AND NOT coalesce(startswith(__row_json, '{{'), false)",
+            _bad("invalid_value", f"concat({row_name}, ' is not a JSON object')"),
+        ),
+        ("__id IS NULL", _bad("no_id", "'no usable id (missing, null, empty, an object or an array)'")),
+    ]
+    outcome = case(*branches)
+    decided = computed_once(keyed).selectExpr(
+        *ENVELOPE_COLUMNS, f"{outcome} AS __bad", "__model", "__id", "__kind", "__row", "__row_json"
+    )
+    return computed_once(decided).selectExpr(
+        *ENVELOPE_COLUMNS,
+        f"CASE WHEN __bad IS NOT NULL THEN '{BAD}' WHEN __kind = '{DELETE}' THEN '{DELETES}' ELSE '{HISTORY}' END AS __output",
+        "__model",
+        "CASE WHEN __bad IS NULL THEN __id END AS __key",
+        "CASE WHEN __bad IS NULL THEN __kind END AS __kind",
+        f"CASE WHEN __bad IS NULL AND __kind != '{DELETE}' THEN __row_json END AS __data",
+        f"CASE WHEN __bad IS NULL AND __kind != '{DELETE}' THEN __row END AS __row",
+        "__bad.reason AS __reason",
+        "__bad.message AS __message",
+    )

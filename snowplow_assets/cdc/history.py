@@ -1,0 +1,353 @@
+"""Change and delete histories: ingesting one landing folder, and reading records back by time window.
+
+Ingesting `cdc/landing/<folder>/` writes, for that folder only:
+
+    cdc/history/<folder>/model=<m>/hour=<yyyy-MM-dd-HH>/part-*.parquet   inserts and updates
+    cdc/deletes/<folder>/model=<m>/hour=<yyyy-MM-dd-HH>/part-*.parquet   deletes (tombstones included)
+    cdc/bad/<folder>/part-*                                              bad rows, JSON lines with a reason
+    cdc/ingested/<folder>.json                                           summary, written last
+
+Rows (both histories): `__model, __key, __timestamp, __kind, __topic, __partition, __offset, __data` (the
+extracted row as a JSON object with sorted keys; NULL for deletes), `__value` (the raw value's JSON text)
+and `__landing`. The `hour` of `__timestamp` (UTC) lets a batch read only the hours of its window.
+
+One Spark job parses, classifies and writes every record, and counts on the way: lines, blank lines,
+records per outcome and bad reason, per model the changes, deletes, time range and the JSON type of every
+key of its rows (columns.py). A second job writes the bad rows, only when there are any, and must find as
+many as the first counted. Nothing is published unless lines = blank + changes + deletes + bad.
+
+Re-ingesting a folder replaces its three folders and its summary (staged, then swapped in: the summary is
+removed first and written last, so a reader never takes a half-replaced landing as ingested). The records
+written are a function of the folder's files, so ingesting the same folder again changes nothing but the
+summary's token and time, which tell batches the landing must be looked at again.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+
+from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
+
+from snowplow_assets.cdc.contracts import BAD, BAD_REASONS, DELETES, HISTORY, classify
+from snowplow_assets.cdc.landing import is_blank, landing_files, parse_envelopes, read_lines
+from snowplow_assets.cdc.columns import ModelColumns, merge_column_kinds, resolve_columns, top_level_kinds
+from snowplow_assets.cdc.models import CdcModels, ModelSpec
+from snowplow_assets.cdc.order import MODEL, STATE_COLUMNS, STATE_SCHEMA, TIMESTAMP
+from snowplow_assets.events.sql import literal
+from snowplow_assets.lake import Lake, validate_cdc_landing_folder
+from snowplow_assets.storage import LakeFileSystem, is_data_file
+
+VALUE, LANDING = "__value", "__landing"
+HISTORY_COLUMNS = (*STATE_COLUMNS, VALUE, LANDING)
+HISTORY_SCHEMA = f"{STATE_SCHEMA}, {VALUE} STRING, {LANDING} STRING"
+HOUR_SQL_FORMAT, HOUR_FORMAT = "yyyy-MM-dd-HH", "%Y-%m-%d-%H"
+
+
+@dataclass
+class ModelSummary:
+    """What one landing holds for one model; batches plan their reads from it without touching data."""
+
+    changes: int = 0
+    deletes: int = 0
+    min_ms: int | None = None  # earliest change or delete
+    max_ms: int | None = None
+    max_change_ms: int | None = None
+    max_delete_ms: int | None = None
+    columns: dict[str, str] = field(default_factory=dict)  # key of its rows -> JSON kind (columns.py)
+
+
+@dataclass
+class IngestedLanding:
+    landing: str
+    token: str  # new on every ingestion
+    ingested_at: str
+    files: int
+    lines: int
+    blank_lines: int
+    changes: int
+    deletes: int
+    bad: int
+    bad_reasons: dict[str, int]
+    models: dict[str, ModelSummary]
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> IngestedLanding:
+        data = json.loads(text)
+        data["models"] = {name: ModelSummary(**summary) for name, summary in data["models"].items()}
+        return cls(**data)
+
+
+def ingest_landing(
+    spark: SparkSession, fs: LakeFileSystem, lake: Lake, landing: str, models: CdcModels
+) -> IngestedLanding:
+    folder = lake.cdc_landing(landing)
+    if not fs.exists(folder):
+        raise FileNotFoundError(f"no such landing folder: {folder}")
+    files = landing_files(fs, folder)
+    staging = lake.cdc_staging(uuid.uuid4().hex[:16])
+    try:
+        lines_seen = Observation("cdc_lines")
+        lines = read_lines(spark, fs, files).observe(
+            lines_seen, F.count(F.lit(1)).alias("lines"), F.count_if(F.expr(is_blank())).alias("blank")
+        )
+        classified = classify(parse_envelopes(lines), models)
+        records_seen = Observation("cdc_records")
+        names = sorted(models.models)
+        good = classified.observe(records_seen, *_record_counts(names)).where(f"__output != '{BAD}'")
+        good.selectExpr(
+            *(c for c in HISTORY_COLUMNS if c != LANDING),
+            f"{literal(landing)} AS {LANDING}",
+            "__output AS output",
+            "__model AS model",
+            f"date_format({TIMESTAMP}, '{HOUR_SQL_FORMAT}') AS hour",
+        ).write.partitionBy("output", "model", "hour").parquet(fs.spark_path(f"{staging}/write"))
+        counts = {**_observed(lines_seen), **_observed(records_seen)}
+        _write_bad_rows(fs, classified, landing, counts["bad"], f"{staging}/bad")
+        _check_accounted_for(counts, names)
+        for output in (HISTORY, DELETES):
+            written = f"{staging}/write/output={output}"
+            if fs.exists(written):
+                fs.move(written, f"{staging}/{output}")
+            else:
+                fs.make_dirs(f"{staging}/{output}")
+
+        ingested = IngestedLanding(
+            landing=landing,
+            token=uuid.uuid4().hex[:16],
+            ingested_at=datetime.now(UTC).isoformat(),
+            files=len(files),
+            lines=counts["lines"],
+            blank_lines=counts["blank"],
+            changes=counts["changes"],
+            deletes=counts["deletes"],
+            bad=counts["bad"],
+            bad_reasons={reason: counts[f"bad_{reason}"] for reason in BAD_REASONS if counts[f"bad_{reason}"]},
+            models={
+                name: _model_summary(counts, index)
+                for index, name in enumerate(names)
+                if counts[f"changes_{index}"] or counts[f"deletes_{index}"]
+            },
+        )
+        fs.delete(lake.cdc_ingested(landing))
+        fs.replace_tree(f"{staging}/{HISTORY}", lake.cdc_history(landing))
+        fs.replace_tree(f"{staging}/{DELETES}", lake.cdc_deletes(landing))
+        fs.replace_tree(f"{staging}/bad", lake.cdc_bad(landing))
+        fs.write_text(lake.cdc_ingested(landing), ingested.to_json())
+        return ingested
+    finally:
+        fs.delete(staging)
+
+
+def _record_counts(models: list[str]) -> list:
+    counts = [
+        F.count(F.lit(1)).alias("records"),
+        F.count_if(F.col("__output") == HISTORY).alias("changes"),
+        F.count_if(F.col("__output") == DELETES).alias("deletes"),
+        F.count_if(F.col("__output") == BAD).alias("bad"),
+        *(F.count_if(F.col("__reason") == reason).alias(f"bad_{reason}") for reason in BAD_REASONS),
+    ]
+    for index, name in enumerate(models):
+        is_model = f"__model = {literal(name)}"
+        change, delete = f"{is_model} AND __output = '{HISTORY}'", f"{is_model} AND __output = '{DELETES}'"
+        counts += [
+            F.count_if(F.expr(change)).alias(f"changes_{index}"),
+            F.count_if(F.expr(delete)).alias(f"deletes_{index}"),
+            F.expr(f"unix_millis(min(CASE WHEN {is_model} AND __output != '{BAD}' THEN {TIMESTAMP} END))").alias(f"min_{index}"),
+            F.expr(f"unix_millis(max(CASE WHEN {is_model} AND __output != '{BAD}' THEN {TIMESTAMP} END))").alias(f"max_{index}"),
+            F.expr(f"unix_millis(max(CASE WHEN {change} THEN {TIMESTAMP} END))").alias(f"max_change_{index}"),
+            F.expr(f"unix_millis(max(CASE WHEN {delete} THEN {TIMESTAMP} END))").alias(f"max_delete_{index}"),
+            F.expr(f"schema_of_variant_agg(CASE WHEN {change} THEN __row END)").alias(f"columns_{index}"),
+        ]
+    return counts
+
+
+def _model_summary(counts: dict, index: int) -> ModelSummary:
+    return ModelSummary(
+        changes=counts[f"changes_{index}"],
+        deletes=counts[f"deletes_{index}"],
+        min_ms=counts[f"min_{index}"],
+        max_ms=counts[f"max_{index}"],
+        max_change_ms=counts[f"max_change_{index}"],
+        max_delete_ms=counts[f"max_delete_{index}"],
+        columns=top_level_kinds(counts[f"columns_{index}"]),
+    )
+
+
+def _write_bad_rows(fs: LakeFileSystem, classified: DataFrame, landing: str, expected: int, path: str) -> None:
+    if not expected:
+        fs.make_dirs(path)
+        return
+    written = Observation("cdc_bad_rows")
+    row = (
+        "to_json(named_struct('reason', __reason, 'message', __message, "
+        f"'landing', {literal(landing)}, 'file', __file, 'topic', __topic, 'partition', __partition, "
+        "'offset', __offset, 'timestamp', date_format(__timestamp, \"yyyy-MM-dd'T'HH:mm:ss.SSS'Z'\"), "
+        "'line', __line)) AS value"
+    )
+    (
+        classified.where(f"__output = '{BAD}'")
+        .observe(written, F.count(F.lit(1)).alias("bad"))
+        .selectExpr(row)
+        .coalesce(1)
+        .write.text(fs.spark_path(path))
+    )
+    if _observed(written)["bad"] != expected:
+        raise RuntimeError(
+            f"landing {landing} changed while it was ingested: {expected} bad records, then "
+            f"{_observed(written)['bad']}; not published"
+        )
+
+
+def _check_accounted_for(counts: dict, models: list[str]) -> None:
+    problems = []
+    if counts["lines"] != counts["blank"] + counts["records"]:
+        problems.append(f"{counts['lines']} lines != {counts['blank']} blank + {counts['records']} records")
+    if counts["records"] != counts["changes"] + counts["deletes"] + counts["bad"]:
+        problems.append(
+            f"{counts['records']} records != {counts['changes']} changes + {counts['deletes']} deletes "
+            f"+ {counts['bad']} bad"
+        )
+    if counts["bad"] != sum(counts[f"bad_{reason}"] for reason in BAD_REASONS):
+        problems.append(f"{counts['bad']} bad records, but their reasons add up to another number")
+    for kind in ("changes", "deletes"):
+        if counts[kind] != sum(counts[f"{kind}_{i}"] for i in range(len(models))):
+            problems.append(f"{counts[kind]} {kind}, but the models' {kind} add up to another number")
+    if problems:
+        raise RuntimeError("landing not published, records are not accounted for: " + "; ".join(problems))
+
+
+def _observed(observation: Observation) -> dict:
+    return {name: (int(value) if isinstance(value, int | float) else value) for name, value in observation.get.items()}
+
+
+def read_ingested(fs: LakeFileSystem, lake: Lake) -> dict[str, IngestedLanding]:
+    """Every ingested landing, by name: those with a summary (a half-replaced one has none)."""
+    ingested = {}
+    for entry in fs.list_dir(lake.cdc_ingested_root):
+        name = entry.name.removesuffix(".json")
+        if entry.is_dir or not entry.name.endswith(".json") or name.startswith((".", "_")):
+            continue
+        validate_cdc_landing_folder(name)
+        ingested[name] = IngestedLanding.from_json(fs.read_text(entry.uri))
+    return ingested
+
+
+@dataclass(frozen=True)
+class Window:
+    """Records with after_ms < __timestamp <= until_ms (epoch milliseconds); None leaves a side open."""
+
+    after_ms: int | None = None
+    until_ms: int | None = None
+
+    def overlaps(self, summary: ModelSummary | None) -> bool:
+        if summary is None or summary.min_ms is None or summary.max_ms is None:
+            return False
+        return (self.after_ms is None or summary.max_ms > self.after_ms) and (
+            self.until_ms is None or summary.min_ms <= self.until_ms
+        )
+
+    def sql(self) -> str:
+        bounds = ["TRUE"]
+        if self.after_ms is not None:
+            bounds.append(f"{TIMESTAMP} > timestamp_millis({self.after_ms})")
+        if self.until_ms is not None:
+            bounds.append(f"{TIMESTAMP} <= timestamp_millis({self.until_ms})")
+        return " AND ".join(bounds)
+
+    def holds_hour(self, hour: str) -> bool:
+        start = int(datetime.strptime(hour, HOUR_FORMAT).replace(tzinfo=UTC).timestamp() * 1000)
+        return (self.after_ms is None or start + 3_600_000 > self.after_ms) and (
+            self.until_ms is None or start <= self.until_ms
+        )
+
+
+def record_files(fs: LakeFileSystem, lake: Lake, landing: str, model: str, window: Window) -> list[str]:
+    """The history and delete files of one landing and model whose hour folders overlap the window."""
+    files = []
+    for root in (lake.cdc_history(landing), lake.cdc_deletes(landing)):
+        for hour in fs.list_dir(f"{root}/model={model}"):
+            if hour.is_dir and hour.name.startswith("hour=") and window.holds_hour(hour.name[len("hour=") :]):
+                files += [f.uri for f in fs.list_files(hour.uri) if is_data_file(f.name)]
+    return files
+
+
+def read_records(
+    spark: SparkSession, fs: LakeFileSystem, lake: Lake, reads: dict[tuple[str, str], Window]
+) -> tuple[DataFrame, dict[tuple[str, str], int]]:
+    """STATE_COLUMNS of every record in `reads` ((model, landing) -> window), and the files read for each.
+
+    Only the hour folders of each window are listed and read; rows are then cut to the exact window.
+    """
+    files: list[str] = []
+    counts: dict[tuple[str, str], int] = {}
+    landings_by_window: dict[tuple[str, Window], list[str]] = {}
+    for (model, landing), window in sorted(reads.items(), key=lambda item: item[0]):
+        found = record_files(fs, lake, landing, model, window)
+        counts[(model, landing)] = len(found)
+        if found:
+            files += found
+            landings_by_window.setdefault((model, window), []).append(landing)
+    if not files:
+        return spark.createDataFrame([], STATE_SCHEMA), counts
+    wanted = " OR ".join(
+        f"({MODEL} = {literal(model)} AND {LANDING} IN ({', '.join(literal(l) for l in landings)}) AND {window.sql()})"
+        for (model, window), landings in landings_by_window.items()
+    )
+    records = read_parquet_files(spark, fs, files, HISTORY_SCHEMA)
+    return records.where(wanted).select(*STATE_COLUMNS), counts
+
+
+_PARALLEL_LISTING = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+
+
+def read_parquet_files(spark: SparkSession, fs: LakeFileSystem, files: list[str], schema: str | None) -> DataFrame:
+    """The rows of exactly these Parquet files (an empty frame for none, which needs a schema).
+
+    Given more than 32 paths, Spark starts a job to list them in parallel, which costs more than the read
+    of a small batch. On a local lake these are files the lake layer has just listed, so that job is
+    turned off for this read (the setting is read when the frame is created, and then restored); on S3,
+    where listing is slow, it is kept.
+    """
+    if not files:
+        if schema is None:
+            raise ValueError("no files to read and no schema for an empty frame")
+        return spark.createDataFrame([], schema)
+    paths = [fs.spark_path(f) for f in files]
+    reader = spark.read if schema is None else spark.read.schema(schema)
+    if not all(path.startswith("file:") for path in paths):
+        return reader.parquet(*paths)
+    previous = spark.conf.get(_PARALLEL_LISTING, None)
+    spark.conf.set(_PARALLEL_LISTING, str(max(len(paths) + 1, 32)))
+    try:
+        return reader.parquet(*paths)
+    finally:
+        if previous is None:
+            spark.conf.unset(_PARALLEL_LISTING)
+        else:
+            spark.conf.set(_PARALLEL_LISTING, previous)
+
+
+def model_landings(ingested: dict[str, IngestedLanding], model: str) -> dict[str, IngestedLanding]:
+    """The ingested landings that hold records of `model`."""
+    return {name: landing for name, landing in sorted(ingested.items()) if model in landing.models}
+
+
+def model_columns(ingested: dict[str, IngestedLanding], model: ModelSpec) -> ModelColumns:
+    """The model's columns over the given landings: the union of their rows' keys (columns.py)."""
+    kinds = merge_column_kinds(*(landing.models[model.name].columns for landing in model_landings(ingested, model.name).values()))
+    return resolve_columns(kinds, model.id)
+
+
+def records_bound(ingested: dict[str, IngestedLanding], reads: dict[tuple[str, str], Window]) -> int:
+    """At most how many records `reads` return, from the summaries alone (whole landings, no windows)."""
+    return sum(
+        ingested[landing].models[model].changes + ingested[landing].models[model].deletes
+        for model, landing in reads
+    )

@@ -1,0 +1,204 @@
+"""CDC domain models, declared in one YAML file (`SNOWPLOW_CDC_MODELS`; default `cdc/models.yaml` here).
+
+```yaml
+models:
+  customers:
+    id: id                       # name of the model's key column (default: id)
+    topics:
+      - {topic: shop.customers, contract: debezium}
+      - {topic: customer_events, contract: event, id_field: customerId}
+      - {topic: customers_raw, contract: partial}
+    tests:
+      not_null: [email]
+      unique: [id]
+      accepted_values: {state: [active, invited]}
+```
+
+Decisions where the issue is silent:
+- `id_field` of a topic defaults to the model's `id` (itself `id` by default): the field that carries the
+  key in the topic's rows, `data` objects or Debezium row images. It is a single top-level field.
+- A topic feeds exactly one model, so a landed record belongs to one model or to none (a bad row).
+- Unknown keys anywhere in the file are errors, so a misspelt `contarct` cannot silently change nothing.
+- Model names name lake folders and Dagster checks, so they are plain identifiers (lake.CDC_MODEL_NAME).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from snowplow_assets.lake import validate_cdc_model_name
+
+Contract = Literal["partial", "debezium", "event"]
+CONTRACTS: tuple[str, ...] = ("partial", "debezium", "event")
+
+# Kafka's own topic alphabet and length limit.
+TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+# Id fields and key columns end up in SQL paths and as column names: plain identifiers only.
+FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
+RESERVED_PREFIX = "__"  # bookkeeping columns (__key, __timestamp, ...) use it; model columns may not
+
+
+class ModelsFileError(ValueError):
+    """The models file is missing or invalid; the message names the file and every problem in it."""
+
+
+class TopicSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    topic: str
+    contract: Contract
+    id_field: str | None = Field(default=None, description="Field holding the key; default: the model's id.")
+
+    @field_validator("topic")
+    @classmethod
+    def _topic_name(cls, value: str) -> str:
+        if not TOPIC_NAME.match(value):
+            raise ValueError(f"not a Kafka topic name (letters, digits, . _ -; at most 249): {value!r}")
+        return value
+
+    @field_validator("id_field")
+    @classmethod
+    def _field_name(cls, value: str | None) -> str | None:
+        if value is not None and not FIELD_NAME.match(value):
+            raise ValueError(f"not a field name (a letter or _, then letters, digits, _ or -): {value!r}")
+        return value
+
+
+AcceptedValue = str | bool | int | float
+
+
+class ColumnTests(BaseModel):
+    """dbt's generic column tests; see column_tests.py for exactly what each one counts."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    not_null: list[str] = Field(default_factory=list)
+    unique: list[str] = Field(default_factory=list)
+    accepted_values: dict[str, list[AcceptedValue]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _columns_named(self) -> ColumnTests:
+        named = [*self.not_null, *self.unique, *self.accepted_values]
+        if any(not column for column in named):
+            raise ValueError("a column test names an empty column")
+        for column, values in self.accepted_values.items():
+            if not values:
+                raise ValueError(f"accepted_values for {column!r} lists no values")
+        return self
+
+
+class ModelSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    id: str = "id"
+    topics: list[TopicSpec] = Field(min_length=1)
+    tests: ColumnTests = Field(default_factory=ColumnTests)
+
+    @field_validator("name")
+    @classmethod
+    def _model_name(cls, value: str) -> str:
+        return validate_cdc_model_name(value)
+
+    @field_validator("id")
+    @classmethod
+    def _id_name(cls, value: str) -> str:
+        if not FIELD_NAME.match(value) or value.startswith(RESERVED_PREFIX):
+            raise ValueError(f"not a key column name (an identifier not starting with {RESERVED_PREFIX}): {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _topics_once(self) -> ModelSpec:
+        seen = [t.topic for t in self.topics]
+        repeated = sorted({t for t in seen if seen.count(t) > 1})
+        if repeated:
+            raise ValueError(f"topics listed more than once: {repeated}")
+        return self
+
+    def id_field(self, topic: TopicSpec) -> str:
+        return topic.id_field or self.id
+
+    @property
+    def digest(self) -> str:
+        """Changes whenever what this model reads changes (topics, contracts, id fields): such a change
+        invalidates every earlier batch, so the next one is recomputed in full."""
+        spec = {"id": self.id, "topics": sorted((t.topic, t.contract, self.id_field(t)) for t in self.topics)}
+        return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class CdcModels(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    models: dict[str, ModelSpec] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _names_from_keys(cls, data: object) -> object:
+        if isinstance(data, dict) and isinstance(data.get("models"), dict):
+            models = {}
+            for name, spec in data["models"].items():
+                if isinstance(spec, dict) and "name" in spec and spec["name"] != name:
+                    raise ValueError(f"model {name!r} declares a different name {spec['name']!r}")
+                models[name] = {**spec, "name": name} if isinstance(spec, dict) else spec
+            data = {**data, "models": models}
+        return data
+
+    @model_validator(mode="after")
+    def _topic_feeds_one_model(self) -> CdcModels:
+        owners: dict[str, list[str]] = {}
+        for model in self.models.values():
+            for topic in model.topics:
+                owners.setdefault(topic.topic, []).append(model.name)
+        shared = {topic: names for topic, names in owners.items() if len(names) > 1}
+        if shared:
+            raise ValueError(f"a topic may feed only one model: {shared}")
+        return self
+
+    def model(self, name: str) -> ModelSpec:
+        if name not in self.models:
+            known = ", ".join(sorted(self.models)) or "none"
+            raise KeyError(f"no CDC model {name!r} (models: {known})")
+        return self.models[name]
+
+    def topics(self) -> dict[str, tuple[ModelSpec, TopicSpec]]:
+        """Every declared topic, with its model and its declaration."""
+        return {topic.topic: (model, topic) for model in self.models.values() for topic in model.topics}
+
+
+def parse_models(text: str, source: str = "<text>") -> CdcModels:
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ModelsFileError(f"{source}: not valid YAML: {error}") from error
+    if document is None:
+        document = {}
+    if not isinstance(document, dict):
+        raise ModelsFileError(f"{source}: expected a mapping with a `models:` key, got {type(document).__name__}")
+    try:
+        return CdcModels.model_validate(document)
+    except ValidationError as error:
+        problems = "; ".join(_problem(e) for e in error.errors(include_url=False))
+        raise ModelsFileError(f"{source}: invalid CDC models: {problems}") from error
+
+
+def _problem(error: dict) -> str:
+    where = ".".join(str(p) for p in error["loc"]) or "(top)"
+    given = error.get("input")
+    shown = f" (got {given!r})" if isinstance(given, str | int | float | bool) else ""
+    return f"{where}: {error['msg']}{shown}"
+
+
+def load_models(path: str | Path) -> CdcModels:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as error:
+        raise ModelsFileError(f"CDC models file not found: {path} (set SNOWPLOW_CDC_MODELS)") from error
+    return parse_models(text, str(path))

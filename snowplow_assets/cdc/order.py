@@ -1,0 +1,103 @@
+"""The order of CDC changes and the state it leads to (FORMATS.md §7). The one place that defines them.
+
+Every record of a model is a change of one key: an insert, an update or a delete. Per key the records are
+totally ordered by
+
+    (__timestamp, kind: insert < update < delete, __topic, __partition, __offset, __data)
+
+and the state of a key is its last record in that order: its row if that record is an insert or an update,
+nothing if it is a delete. Consequences:
+- a delete as the last change removes the key; an insert after it brings the key back;
+- a late record (landed after newer ones) never overwrites newer state: the order, not arrival, decides;
+- at one timestamp a delete beats an update, which beats an insert (a Debezium snapshot read `r` counts as
+  an insert, so any real change at the same millisecond wins over it);
+- the same Kafka record landed twice is the same element of the order, so duplicates change nothing;
+- two different records at one (topic, partition, offset), which Kafka cannot produce, are still resolved
+  the same way by every computation: by their row text, then a delete (no row) first.
+
+"Last record wins" is a join-semilattice: merging states in any grouping, in any order, with any
+duplication gives the same result. Batches rely on it: a batch is the previous batch merged with newer
+records, and it equals a replay of everything.
+
+State tables (`STATE_SCHEMA`) hold one record per (model, key): live keys with their row and deleted keys
+as tombstones (no row). Tombstones must be kept: a late insert older than a delete would otherwise bring a
+deleted key back.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+INSERT, UPDATE, DELETE = "insert", "update", "delete"
+KINDS = (INSERT, UPDATE, DELETE)
+KIND_RANK = {INSERT: 0, UPDATE: 1, DELETE: 2}
+
+MODEL, KEY, TIMESTAMP, KIND, TOPIC, PARTITION, OFFSET, DATA = (
+    "__model",
+    "__key",
+    "__timestamp",
+    "__kind",
+    "__topic",
+    "__partition",
+    "__offset",
+    "__data",
+)
+STATE_COLUMNS = (MODEL, KEY, TIMESTAMP, KIND, TOPIC, PARTITION, OFFSET, DATA)
+RECORDS = "__records"
+STATE_SCHEMA = (
+    f"{MODEL} STRING, {KEY} STRING, {TIMESTAMP} TIMESTAMP, {KIND} STRING, {TOPIC} STRING, "
+    f"{PARTITION} INT, {OFFSET} BIGINT, {DATA} STRING"
+)
+
+_RANK_SQL = f"CASE {KIND} WHEN '{INSERT}' THEN 0 WHEN '{UPDATE}' THEN 1 ELSE 2 END"
+# Struct comparison is field by field, so this struct *is* the order; the kind rides along at the end.
+_ORDERED = (
+    f"struct({TIMESTAMP}, {_RANK_SQL} AS __rank, {TOPIC}, {PARTITION}, {OFFSET}, {DATA}, {KIND})"
+)
+
+# Above this many changed keys the merge shuffles instead of broadcasting the changes to the base.
+BROADCAST_CHANGES_LIMIT = 1_000_000
+
+
+def order_key(kind: str, timestamp_ms: int, topic: str, partition: int, offset: int, data: str | None) -> tuple:
+    """The order of one record as a Python tuple, for callers outside Spark (and for tests)."""
+    return (timestamp_ms, KIND_RANK[kind], topic, partition, offset, (data is not None, data or ""))
+
+
+def reduce_to_state(records: DataFrame, counted: bool = False) -> DataFrame:
+    """One row per (model, key): its last record. `records` has at least STATE_COLUMNS.
+
+    `counted` adds `__records`, how many records each key had.
+    """
+    count = [F.count(F.lit(1)).alias(RECORDS)] if counted else []
+    return (
+        records.groupBy(MODEL, KEY)
+        .agg(F.expr(f"max({_ORDERED})").alias("__last"), *count)
+        .select(MODEL, KEY, *(F.col(f"__last.{c}").alias(c) for c in STATE_COLUMNS[2:]), *([RECORDS] if counted else []))
+    )
+
+
+def merge_into(base: DataFrame, changes: DataFrame, changed_keys: int) -> DataFrame:
+    """The state of `base` (a state: one row per key) after `changes` (another state).
+
+    When the changes are small (`changed_keys`, counted by the caller), they are broadcast: every base row
+    is compared with the change of its key, if any, without shuffling the base; keys new to the base are
+    found by a semi-join of the base's key column only. Otherwise both are unioned and reduced.
+    """
+    if changed_keys > BROADCAST_CHANGES_LIMIT:
+        return reduce_to_state(base.select(*STATE_COLUMNS).unionByName(changes.select(*STATE_COLUMNS)))
+    change = F.broadcast(changes.select(MODEL, KEY, F.expr(_ORDERED).alias("__new")))
+    merged = (
+        base.select(MODEL, KEY, F.expr(_ORDERED).alias("__old"))
+        .join(change, [MODEL, KEY], "left")
+        .select(MODEL, KEY, F.expr("CASE WHEN __new IS NULL OR __old >= __new THEN __old ELSE __new END").alias("__last"))
+    )
+    known = base.select(MODEL, KEY).join(F.broadcast(changes.select(MODEL, KEY)), [MODEL, KEY], "left_semi")
+    added = changes.select(MODEL, KEY, F.expr(_ORDERED).alias("__last")).join(F.broadcast(known), [MODEL, KEY], "left_anti")
+    return merged.unionByName(added).select(MODEL, KEY, *(F.col(f"__last.{c}").alias(c) for c in STATE_COLUMNS[2:]))
+
+
+def live(state: DataFrame) -> DataFrame:
+    """The keys a state holds: those whose last record is not a delete."""
+    return state.where(F.col(KIND) != DELETE)

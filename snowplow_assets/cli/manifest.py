@@ -1,0 +1,119 @@
+"""`snowplow-assets manifest`: the processing manifest, and the operator's `skip` and `resolve`.
+
+Every item (enriched run folder, CDC landing folder) with its state and records, derived from the
+project's Dagster instance (snowplow_assets/defs/processing_manifest.py). Text output shows one item per
+line with its records indented below it; `--json` prints one JSON document with every field. `skip` and
+`resolve` record the operator's decision as an AssetObservation that the Dagster UI shows on the asset.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+import click
+
+from snowplow_assets.cli.instance import project_instance
+from snowplow_assets.defs.processing_manifest import RUN_FOLDERS, ItemKind, parse_item, read_manifest, record_operator_action
+from snowplow_assets.lake import Lake
+from snowplow_assets.processing import Item, Record, State
+from snowplow_assets.processing.records import iso_time
+from snowplow_assets.settings import Settings
+from snowplow_assets.storage import filesystem_for
+
+STATES = [s.value for s in State]
+
+
+def _scalar(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _payload(record: Record) -> str:
+    return " ".join(f"{key}={_scalar(value)}" for key, value in record.payload.items() if key != "asset")
+
+
+def _record_line(record: Record) -> str:
+    run = f"run {record.run_id}" if record.run_id else "-"
+    return f"    {iso_time(record.time) or '-':27}  {record.state.value:10}  {record.application:20}  {run:40}  {_payload(record)}".rstrip()
+
+
+def _item_lines(item: Item) -> Iterable[str]:
+    headline = f"{item.id}  {item.state.value}"
+    yield headline if item.valid else f"{headline}  INVALID: {'; '.join(item.problems)}"
+    yield from (_record_line(r) for r in item.records)
+
+
+def _summary(items: list[Item]) -> dict[str, Any]:
+    counts = Counter(i.state.value for i in items)
+    return {"total": len(items), "states": {s: counts[s] for s in STATES if counts[s]}, "invalid": sum(not i.valid for i in items)}
+
+
+@click.group(invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document: every item with its records.")
+@click.option(
+    "--state",
+    type=click.Choice(STATES, case_sensitive=False),
+    help="Only items in this state.",
+)
+@click.pass_context
+def manifest(context: click.Context, as_json: bool, state: str | None) -> None:
+    """List every item of the processing manifest with its state and records (or run a subcommand)."""
+    if context.invoked_subcommand is not None:
+        return
+    with project_instance() as instance:
+        items = read_manifest(instance)
+    if state:
+        items = [i for i in items if i.state is State(state)]
+    summary = _summary(items)
+    if as_json:
+        click.echo(json.dumps({"summary": summary, "items": [i.as_dict() for i in items]}, default=str))
+        return
+    for item in items:
+        for line in _item_lines(item):
+            click.echo(line)
+    states = ", ".join(f"{n} {s}" for s, n in summary["states"].items()) or "none"
+    click.echo(f"{summary['total']} items: {states}; {summary['invalid']} invalid")
+
+
+def _item_argument(_context: click.Context, _parameter: click.Parameter, value: str) -> tuple[ItemKind, str]:
+    try:
+        return parse_item(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+def _folder(lake: Lake, kind: ItemKind, name: str) -> str:
+    return lake.enriched_run(name) if kind is RUN_FOLDERS else lake.cdc_landing(name)
+
+
+def _act(action: str, item: tuple[ItemKind, str], reason: str) -> None:
+    kind, name = item
+    settings = Settings()
+    exists = filesystem_for(settings.lake).exists(_folder(Lake(settings.lake), kind, name))
+    with project_instance() as instance:
+        try:
+            after = record_operator_action(instance, kind, name, action, reason, register=exists)
+        except ValueError as error:
+            raise click.ClickException(str(error)) from None
+    click.echo(f"{after.id} is now {after.state.value}" + ("" if after.valid else f" (invalid: {'; '.join(after.problems)})"))
+
+
+REASON = click.option("--reason", required=True, help="Why: recorded with the action and shown in the UI.")
+
+
+@manifest.command()
+@click.argument("item", callback=_item_argument)
+@REASON
+def skip(item: tuple[ItemKind, str], reason: str) -> None:
+    """Mark ITEM (enriched/run=… or cdc/landing/<folder>) Skipped: no sensor or `process` will start it."""
+    _act("skip", item, reason)
+
+
+@manifest.command()
+@click.argument("item", callback=_item_argument)
+@REASON
+def resolve(item: tuple[ItemKind, str], reason: str) -> None:
+    """Clear a Failed (or Skipped) ITEM: the sensor and `process` pick it up again."""
+    _act("resolve", item, reason)

@@ -1,0 +1,121 @@
+"""The five incremental web models, built in one step over one window (snowplow_assets/web/).
+
+One multi-asset rather than five assets: dbt-snowplow-web computes the run limits once per run, and here
+the limits come from the manifest as it was before the run, the models share the window's events, and
+each model's table is read by the next. The step builds the selected models in order and yields each
+one's materialisation (its manifest entry) and checks as soon as it is done. When a model fails, or one of
+its checks does, the step stops: the models before it have recorded their new last_success, it and the
+models after it keep their old one, and the next run finds the manifest out of sync and catches them up.
+"""
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import dagster as dg
+from dagster_pyspark import LazyPySparkResource
+
+from snowplow_assets.defs.checks.web_checks import WEB_CHECK_SPECS, web_check_results
+from snowplow_assets.defs.resources import LakeResource, WebModelsResource
+from snowplow_assets.defs.web_manifest import LAST_SUCCESS, WEB_MODELS_JOB, read_web_manifest, web_asset_key
+from snowplow_assets.web.pipeline import TABLES, ModelResult, WebRun, drop_summary
+from snowplow_assets.web.variables import MODELS, UPSTREAM, closed_upstream
+
+_DESCRIPTIONS = {
+    "sessions_lifecycle": "Start and end of every session by collector_tstamp, merged with least/greatest and "
+    "capped at max_session_days (web/sessions_lifecycle/).",
+    "quarantined_sessions": "Sessions capped at max_session_days; never processed again (web/quarantined_sessions/).",
+    "page_views": "One row per page view id, with engaged time from page pings (web/page_views/).",
+    "sessions": "One row per session: start, end, page views, engaged time, events (web/sessions/).",
+    "users": "One row per domain_userid over all of its sessions (web/users/).",
+}
+
+# The shredded outputs each model reads besides the tables of its upstream models.
+_READS = {
+    "sessions_lifecycle": ["atomic_events"],
+    "quarantined_sessions": ["atomic_events"],
+    "page_views": ["atomic_events", "shredded_types"],
+    "sessions": ["atomic_events", "shredded_types"],
+    "users": [],
+}
+
+def _web_specs() -> list[dg.AssetSpec]:
+    # A function, not a module-level list: the defs loader would take listed specs for assets of their own.
+    return [
+        dg.AssetSpec(
+            web_asset_key(model),
+            deps=[*(web_asset_key(m) for m in UPSTREAM[model]), *_READS[model]],
+            skippable=True,
+            kinds={"spark", "parquet"},
+            description=_DESCRIPTIONS[model],
+        )
+        for model in MODELS
+    ]
+
+
+def _metadata(run: WebRun, result: ModelResult, table: str) -> dict[str, object]:
+    limits = run.limits
+    metadata: dict[str, object] = {
+        "state": limits.state.value,
+        "lower_limit": dg.MetadataValue.timestamp(limits.lower),
+        "upper_limit": dg.MetadataValue.timestamp(limits.upper),
+        "processing": limits.processing,
+        "wrote": result.ran and result.rows > 0,
+        "rows_upserted": result.rows,
+        "note": result.note,
+        "path": dg.MetadataValue.path(table),
+        **{name: int(value) for name, value in result.counts.items()},
+    }
+    if result.partitions_written:
+        metadata["partitions_rewritten"] = len(result.partitions_written)
+    if result.last_success is not None:
+        metadata[LAST_SUCCESS] = dg.MetadataValue.timestamp(result.last_success)
+    if result.previous_last_success is not None:
+        metadata["previous_last_success"] = dg.MetadataValue.timestamp(result.previous_last_success)
+    return metadata
+
+
+def _models_to_build(context: dg.AssetExecutionContext, enabled: tuple[str, ...]) -> tuple[str, ...]:
+    selected = [m for m in MODELS if web_asset_key(m) in context.selected_asset_keys]
+    disabled = [m for m in selected if m not in enabled]
+    if disabled:
+        raise dg.Failure(
+            f"web model(s) {disabled} are disabled by SNOWPLOW_WEB_MODELS ({','.join(enabled)}); "
+            f"materialise the {WEB_MODELS_JOB} job or select enabled models only"
+        )
+    try:
+        return closed_upstream(selected, within=enabled)
+    except ValueError as error:
+        raise dg.Failure(f"{error}; web models are built together with the models they read") from error
+
+
+@dg.multi_asset(
+    name="build_web_models",
+    specs=_web_specs(),
+    check_specs=WEB_CHECK_SPECS,
+    can_subset=True,
+    group_name="web",
+    description="Incremental web models over the shredded events, in one window per run (FORMATS.md §8).",
+)
+def build_web_models(
+    context: dg.AssetExecutionContext, lake: LakeResource, spark: LazyPySparkResource, web: WebModelsResource
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    enabled = web.enabled_models()
+    models = _models_to_build(context, enabled)
+    manifest = read_web_manifest(context.instance, enabled)
+    fs = lake.filesystem()
+    with WebRun(spark.spark_session, fs, lake.lake, web.variables(), enabled, manifest, datetime.now(UTC)) as run:
+        context.log.info(run.limits.message)
+        context.log.info(run.limits.processing)
+        for model in models:
+            result = run.build(model)
+            context.log.info(f"{model}: {result.note}")
+            if model == MODELS[0] and result.counts:
+                context.log.info(drop_summary(result.counts))
+            yield dg.MaterializeResult(
+                asset_key=web_asset_key(model), metadata=_metadata(run, result, lake.lake.web_model(TABLES[model].model))
+            )
+            outcomes = run.check(model)
+            yield from web_check_results(model, outcomes, set(context.selected_asset_check_keys))
+            failed = [o.name for o in outcomes if not o.passed]
+            if failed:
+                raise dg.Failure(f"web_{model} failed its checks {failed}; the models after it were not built")

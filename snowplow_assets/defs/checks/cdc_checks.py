@@ -1,0 +1,95 @@
+"""The checks of cdc_batches: each model's dbt column tests, and a warning when its columns change.
+
+Their logic is in snowplow_assets/cdc/column_tests.py and columns.py; the specs are built from the models
+file when the code location loads, one check per declared test (`<model>__<test>__<column>`) and one
+`<model>__column_drift` per model.
+"""
+
+from collections.abc import Iterator
+
+import dagster as dg
+from pyspark.sql import SparkSession
+
+from snowplow_assets.cdc.batches import BatchManifest
+from snowplow_assets.cdc.column_tests import declared_tests, test_batch
+from snowplow_assets.cdc.columns import column_drift
+from snowplow_assets.cdc.models import CdcModels
+from snowplow_assets.lake import Lake
+from snowplow_assets.storage import LakeFileSystem
+
+CDC_BATCHES = dg.AssetKey("cdc_batches")
+
+
+def drift_check_name(model: str) -> str:
+    return f"{model}__column_drift"
+
+
+def cdc_batch_check_specs(models: CdcModels) -> list[dg.AssetCheckSpec]:
+    specs = []
+    for name, model in sorted(models.models.items()):
+        specs += [
+            dg.AssetCheckSpec(test.check_name, asset=CDC_BATCHES, description=test.description)
+            for test in declared_tests(model)
+        ]
+        specs.append(
+            dg.AssetCheckSpec(
+                drift_check_name(name),
+                asset=CDC_BATCHES,
+                description=f"Warns when the columns of {name} (the union of its rows' keys) change between batches.",
+            )
+        )
+    return specs
+
+
+def cdc_batch_check_results(
+    spark: SparkSession, fs: LakeFileSystem, lake: Lake, models: CdcModels, batches: dict[str, BatchManifest | None]
+) -> Iterator[dg.AssetCheckResult]:
+    for name, model in sorted(models.models.items()):
+        batch = batches.get(name)
+        for outcome in test_batch(spark, fs, lake, model, batch):
+            yield dg.AssetCheckResult(
+                asset_key=CDC_BATCHES,
+                check_name=outcome.test.check_name,
+                passed=outcome.passed,
+                severity=dg.AssetCheckSeverity.ERROR,
+                description=outcome.message,
+                metadata={
+                    "failures": outcome.failures,
+                    "failing_rows": outcome.failing_rows,
+                    "failing_values": dg.MetadataValue.json(list(outcome.samples)),
+                    **({"batch_boundary_ms": batch.boundary_ms} if batch else {}),
+                },
+            )
+        yield _drift_result(name, batch)
+
+
+def _drift_result(model: str, batch: BatchManifest | None) -> dg.AssetCheckResult:
+    if batch is None or batch.previous_columns is None:
+        return dg.AssetCheckResult(
+            asset_key=CDC_BATCHES,
+            check_name=drift_check_name(model),
+            passed=True,
+            severity=dg.AssetCheckSeverity.WARN,
+            description="no previous batch to compare with",
+            metadata={"columns": dg.MetadataValue.json(batch.columns if batch else {})},
+        )
+    drift = column_drift(batch.previous_columns, batch.columns)
+    summary = [f"{len(drift.added)} added", f"{len(drift.removed)} removed", f"{len(drift.retyped)} retyped"]
+    return dg.AssetCheckResult(
+        asset_key=CDC_BATCHES,
+        check_name=drift_check_name(model),
+        passed=not drift.changed,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=(
+            f"columns changed since the batch at {batch.previous_boundary_ms}: " + ", ".join(summary)
+            if drift.changed
+            else "same columns as the previous batch"
+        ),
+        metadata={
+            "added": dg.MetadataValue.json(drift.added),
+            "removed": dg.MetadataValue.json(drift.removed),
+            "retyped": dg.MetadataValue.json({n: list(t) for n, t in drift.retyped.items()}),
+            "columns": dg.MetadataValue.json(batch.columns),
+            "batch_boundary_ms": batch.boundary_ms,
+        },
+    )

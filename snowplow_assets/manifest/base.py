@@ -1,0 +1,217 @@
+"""The event manifest: what earlier batches recorded, for cross-batch deduplication (FORMATS.md §5).
+
+An *entry* says that one batch holds one key until its `ttl`. There are two kinds of key:
+
+- a **pair** (event_id, fingerprint): the batch loaded an event with this id and payload. A later batch
+  with the same pair holds a *cross-batch natural duplicate*, which is dropped.
+- an **id claim** (event_id alone): the batch recorded an event with this id. A later batch with an
+  event of this id and another fingerprint holds a *cross-batch synthetic duplicate*, which gets a new
+  id (events/dedup.py). In DataFrames crossing this interface an id claim is a row with a null
+  fingerprint.
+
+**Which batch owns an entry.** The check-and-set writes an entry only when no live entry for the key
+exists, when the existing one belongs to this batch, or when it has expired. So the *first batch
+processed* owns a key, whatever the order of the batches' data: processing batch 5 before batch 4 makes
+batch 5 the owner, and batch 4 then drops its copy. A batch is identified by its run folder name (the
+Dagster partition key). Snowplow identified a batch by its etlTime alone; the run folder is used here
+because two run folders can share an earliest etl_tstamp (a copied or re-landed folder), and those
+must be two batches, or the copy would be loaded twice. The batch etlTime (the earliest etl_tstamp of
+the batch, epoch seconds, see `batch_etl_time`) is still recorded in every entry and sets its
+`ttl = etlTime + ttl_days`.
+
+**Why reruns are safe.** A rerun of a batch finds its own entries and rewrites them, so it drops none of
+its own events, and since it sees exactly the entries of other batches it saw before (none was written
+over its own), it takes the same decisions and writes the same output. The one exception is time: an
+entry of another batch that expired in between no longer counts.
+
+**Expiry.** An entry is live while `now < ttl`. An expired entry is ignored by every check and may be
+written over; the lake backend compacts expired batches away, DynamoDB deletes them through its TTL.
+
+**Null fingerprints.** An event without a fingerprint can never be a natural duplicate (the same rule
+as in-batch), so no pair is checked or recorded for it; its id is still claimed.
+
+This package never imports dagster: defs/ wires it.
+"""
+
+from __future__ import annotations
+
+import abc
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from snowplow_assets.lake import validate_run_folder
+from snowplow_assets.storage import LakeFileSystem
+
+DEFAULT_TTL_DAYS = 180
+SECONDS_PER_DAY = 86_400
+
+# The two kinds of key.
+PAIR = "pair"
+ID_CLAIM = "id"
+
+# Status of a key after a check-and-set.
+RECORDED = "recorded"  # the entry now belongs to this batch (new, its own from an earlier run, or expired)
+HELD = "held"  # a live entry of another batch holds it
+ERROR = "error"  # the manifest could not be checked or written for it
+UNCHECKED = "unchecked"  # a pair with a null fingerprint, which is never checked
+
+# One row per distinct pair of the kept events (a null fingerprint once per event_id), and with id claims
+# one row per distinct event_id (kind = id, fingerprint null).
+STATUS_SCHEMA = "event_id STRING, fingerprint STRING, kind STRING, status STRING, error STRING, retries INT"
+# What a lookup returns for a key that has an entry (live or expired); a null fingerprint is an id claim.
+ENTRY_SCHEMA = "event_id STRING, fingerprint STRING, run STRING, etl_time BIGINT, ttl BIGINT"
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class EventManifestUnavailable(RuntimeError):
+    """The manifest cannot be used at all (missing table, no access): the batch must not be processed."""
+
+
+class ConcurrentManifestWrite(RuntimeError):
+    """Another writer changed the manifest while this batch was being checked; nothing was published."""
+
+
+@dataclass(frozen=True)
+class Batch:
+    run: str  # the run folder: the identity that owns entries
+    etl_time: int  # epoch seconds
+
+    def __post_init__(self) -> None:
+        validate_run_folder(self.run)
+
+    def ttl(self, ttl_days: int) -> int:
+        return self.etl_time + ttl_days * SECONDS_PER_DAY
+
+
+_RUN_TIME = re.compile(r"^run=(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})$")
+
+
+def run_folder_time(run: str) -> datetime:
+    parts = [int(p) for p in _RUN_TIME.match(validate_run_folder(run)).groups()]  # type: ignore[union-attr]
+    return datetime(*parts, tzinfo=timezone.utc)
+
+
+def batch_etl_time(earliest_etl_time: int | None, run: str) -> int:
+    """The batch etlTime: the earliest etl_tstamp of its events in epoch seconds, as Snowplow defines it.
+
+    `earliest_etl_time` comes from Spark's `unix_seconds(min(etl_tstamp))`. A batch whose events all lack
+    an etl_tstamp falls back to its run folder's time, which is just as stable on a rerun.
+    """
+    if earliest_etl_time is not None:
+        return int(earliest_etl_time)
+    return int(run_folder_time(run).timestamp())
+
+
+@dataclass
+class ManifestCheck:
+    """The outcome of a check-and-set.
+
+    `findings` are the statuses (STATUS_SCHEMA) that are not simply this batch's: keys held by another
+    batch or in error. They are materialised and small. `counts` are per key, not per line:
+    pairs_recorded, ids_claimed, pairs_held, ids_held, errors (keys the manifest could not check),
+    retries (requests retried after throttling or a transient error), and whatever the backend adds.
+    """
+
+    findings: DataFrame
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def status_counts() -> list[Column]:
+    """Aggregations over a STATUS_SCHEMA DataFrame, named as `ManifestCheck.counts` names them."""
+    pair, claim = F.col("kind") == PAIR, F.col("kind") == ID_CLAIM
+    return [
+        F.count_if(pair & (F.col("status") == RECORDED)).alias("pairs_recorded"),
+        F.count_if(claim & (F.col("status") == RECORDED)).alias("ids_claimed"),
+        F.count_if(pair & (F.col("status") == HELD)).alias("pairs_held"),
+        F.count_if(claim & (F.col("status") == HELD)).alias("ids_held"),
+        F.count_if(F.col("status") == ERROR).alias("errors"),
+        F.coalesce(F.sum("retries"), F.lit(0)).alias("retries"),
+    ]
+
+
+def findings_of(statuses: DataFrame) -> DataFrame:
+    return statuses.where(F.col("status").isin(HELD, ERROR))
+
+
+class EventManifest(abc.ABC):
+    """One event manifest backend. See the module docstring for the semantics every backend honours."""
+
+    backend: str
+
+    def __init__(self, fs: LakeFileSystem, ttl_days: int = DEFAULT_TTL_DAYS, clock: Clock = utc_now) -> None:
+        if ttl_days < 1:
+            raise ValueError(f"event manifest TTL must be at least one day, got {ttl_days}")
+        self.fs = fs  # for the work folders in the lake
+        self.ttl_days = ttl_days
+        self.clock = clock
+
+    def now(self) -> int:
+        return int(self.clock().timestamp())
+
+    @abc.abstractmethod
+    def describe(self) -> str:
+        """Where the manifest lives, for logs and metadata."""
+
+    @abc.abstractmethod
+    def verify(self) -> None:
+        """Raise EventManifestUnavailable with a clear reason if the manifest cannot be used."""
+
+    @abc.abstractmethod
+    def check_and_set(self, kept: DataFrame, batch: Batch, claim_ids: bool, work: str) -> ManifestCheck:
+        """Check every kept event against the manifest and record this batch's entries.
+
+        `kept` has one row per event kept after in-batch natural deduplication: `event_id, fingerprint`
+        (the same pair can repeat only with a null fingerprint). Every distinct pair with a fingerprint is
+        checked and recorded when free; with `claim_ids`, every distinct event_id is claimed when free.
+        `work` is a lake folder that does not exist yet, for this call's intermediate data; the findings
+        returned are read from it, so it must outlive their use.
+        """
+
+    @abc.abstractmethod
+    def lookup(self, keys: DataFrame) -> DataFrame:
+        """The entries (ENTRY_SCHEMA, live or expired) of `keys` (`event_id, fingerprint`; null = id claim)."""
+
+    @abc.abstractmethod
+    def expire(self) -> int:
+        """Remove expired entries where the backend has to do it itself; return how many batches went."""
+
+    def populate(self, entries: DataFrame, claim_ids: bool, work: str) -> dict[str, int]:
+        """Record entries of batches processed without the manifest (`run, etl_time, event_id, fingerprint`).
+
+        Among the given batches the one with the earliest etlTime (then run name) owns a key: the order
+        they were most likely processed in. A live entry of any other batch keeps its key. Keys whose
+        owner's entry would already have expired are not recorded.
+        """
+        owned = owners_by_earliest_batch(entries, claim_ids, self.ttl_days).where(F.col("ttl") > self.now())
+        return self._record_owned(owned, work)
+
+    @abc.abstractmethod
+    def _record_owned(self, owned: DataFrame, work: str) -> dict[str, int]:
+        """Record entries (ENTRY_SCHEMA) whose owner is decided, unless a live entry of another batch holds them."""
+
+
+def owners_by_earliest_batch(entries: DataFrame, claim_ids: bool, ttl_days: int) -> DataFrame:
+    """One ENTRY_SCHEMA row per pair (and per id with `claim_ids`), owned by the earliest batch holding it."""
+    keys = entries.where(F.col("fingerprint").isNotNull()).select("event_id", "fingerprint", "run", "etl_time")
+    if claim_ids:
+        keys = keys.unionByName(
+            entries.select("event_id", F.lit(None).cast("string").alias("fingerprint"), "run", "etl_time")
+        )
+    first = keys.groupBy("event_id", "fingerprint").agg(F.min(F.struct("etl_time", "run")).alias("owner"))
+    return first.select(
+        "event_id",
+        "fingerprint",
+        F.col("owner.run").alias("run"),
+        F.col("owner.etl_time").alias("etl_time"),
+        (F.col("owner.etl_time") + F.lit(ttl_days * SECONDS_PER_DAY)).alias("ttl"),
+    )

@@ -1,0 +1,275 @@
+"""The event manifest as Parquet in the lake, checked with a Spark join: the embedded default backend.
+
+Layout under `event-manifest/` (paths in lake.py):
+
+    batches.json                            the index: per batch, its current entry folder, etlTime, ttl
+    entries/run=….<token>/part-*.parquet    one published version of one batch's entries (ENTRY_SCHEMA)
+
+**Publishing.** One Spark pass writes a batch's new entries and its findings into the caller's work folder
+(the shred job's staging); the entries are moved to a fresh entry folder and become current when the index
+is rewritten: one whole-file write, atomic on a local disk and on S3 alike. Only then is the batch's
+previous folder deleted. A rerun of one batch therefore replaces exactly that batch's
+entries, at once, and never touches another batch's. A crash leaves the previous index, whose folders
+all still exist, plus an orphan folder that the next compaction deletes.
+
+**Serialisation.** A check-and-set here is read, join, write, so two writers at once could both record
+the same pair. Runs that write this manifest are serialised by a tag concurrency limit in dagster.yaml
+(the tag is set on the shred and populate jobs). As a second line of defence the index carries a
+version: a writer that finds it changed since it read it publishes nothing and fails with
+`ConcurrentManifestWrite`; its rerun then decides against the new state.
+
+**Expiry.** All entries of a batch share its ttl (etlTime + ttl days), so expiry is per batch: reads
+skip expired batches using the index alone, and compaction, at the start of every check-and-set, drops
+them from the index and deletes their folders (and any orphan folder).
+
+Cost: every check reads the entries of every live batch. That suits the embedded default up to a few
+hundred million entries; beyond that, or with many writers at once, use the DynamoDB backend.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
+
+from snowplow_assets.lake import (
+    Lake,
+    join_uri,
+    validate_event_manifest_folder,
+    validate_run_folder,
+)
+from snowplow_assets.manifest.base import (
+    DEFAULT_TTL_DAYS,
+    ENTRY_SCHEMA,
+    HELD,
+    ID_CLAIM,
+    PAIR,
+    RECORDED,
+    STATUS_SCHEMA,
+    UNCHECKED,
+    Batch,
+    Clock,
+    ConcurrentManifestWrite,
+    EventManifest,
+    EventManifestUnavailable,
+    ManifestCheck,
+    status_counts,
+    utc_now,
+)
+from snowplow_assets.storage import LakeFileSystem
+
+INDEX_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class BatchEntries:
+    folder: str | None  # None: the batch holds no entries (a folder with no files does not exist on S3)
+    etl_time: int
+    ttl: int
+    recorded_at: str
+
+
+@dataclass(frozen=True)
+class ManifestIndex:
+    version: int
+    batches: dict[str, BatchEntries]
+
+    def live(self, now: int) -> dict[str, BatchEntries]:
+        return {run: b for run, b in self.batches.items() if b.ttl > now}
+
+
+class LakeEventManifest(EventManifest):
+    backend = "lake"
+
+    def __init__(
+        self, fs: LakeFileSystem, lake: Lake, ttl_days: int = DEFAULT_TTL_DAYS, clock: Clock = utc_now
+    ) -> None:
+        super().__init__(fs, ttl_days, clock)
+        self.lake = lake
+
+    def describe(self) -> str:
+        return self.lake.event_manifest
+
+    def verify(self) -> None:
+        self.read_index()
+
+    # The index
+
+    def read_index(self) -> ManifestIndex:
+        uri = self.lake.event_manifest_index
+        if not self.fs.exists(uri):
+            return ManifestIndex(0, {})
+        try:
+            data = json.loads(self.fs.read_text(uri))
+            if data.get("format") != INDEX_FORMAT:
+                raise ValueError(f"unknown format {data.get('format')!r}")
+            batches = {
+                validate_run_folder(run): BatchEntries(
+                    folder=None if entry["folder"] is None else validate_event_manifest_folder(entry["folder"]),
+                    etl_time=int(entry["etl_time"]),
+                    ttl=int(entry["ttl"]),
+                    recorded_at=str(entry["recorded_at"]),
+                )
+                for run, entry in data["batches"].items()
+            }
+            return ManifestIndex(int(data["version"]), batches)
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise EventManifestUnavailable(f"the event manifest index {uri} is unreadable: {error}") from error
+
+    def _publish_index(self, batches: dict[str, BatchEntries], read_version: int) -> None:
+        current = self.read_index()
+        if current.version != read_version:
+            raise ConcurrentManifestWrite(
+                f"the event manifest changed while this batch was being checked (index version {read_version} "
+                f"became {current.version}): another run wrote it at the same time. Nothing was published; "
+                "rerun this batch."
+            )
+        document = {
+            "format": INDEX_FORMAT,
+            "version": read_version + 1,
+            "batches": {run: asdict(b) for run, b in sorted(batches.items())},
+        }
+        self.fs.write_text(self.lake.event_manifest_index, json.dumps(document, indent=1))
+
+    # Reading entries
+
+    def _read_entries(self, spark: SparkSession, batches: dict[str, BatchEntries]) -> DataFrame:
+        folders = [self.lake.event_manifest_entry_folder(b.folder) for b in batches.values() if b.folder is not None]
+        if not folders:
+            return spark.createDataFrame([], ENTRY_SCHEMA)
+        try:  # Spark lists every folder now, once, instead of one existence check per batch here
+            return spark.read.schema(ENTRY_SCHEMA).parquet(*(self.fs.spark_path(f) for f in sorted(folders)))
+        except AnalysisException as error:
+            raise EventManifestUnavailable(f"an entry folder the event manifest index names is missing: {error}") from error
+
+    def lookup(self, keys: DataFrame) -> DataFrame:
+        entries = self._read_entries(keys.sparkSession, self.read_index().batches)
+        matches = (keys["event_id"] == entries["event_id"]) & keys["fingerprint"].eqNullSafe(entries["fingerprint"])
+        return entries.join(keys, matches, "left_semi")
+
+    # Writing
+
+    def expire(self) -> int:
+        index = self.read_index()
+        live = index.live(self.now())
+        if len(live) != len(index.batches):
+            self._publish_index(live, index.version)
+        current = {b.folder for b in live.values()}
+        for entry in self.fs.list_dir(self.lake.event_manifest_entries):
+            if entry.name not in current:
+                self.fs.delete(entry.uri)
+        return len(index.batches) - len(live)
+
+    def check_and_set(self, kept: DataFrame, batch: Batch, claim_ids: bool, work: str) -> ManifestCheck:
+        spark = kept.sparkSession
+        expired = self.expire()
+        index = self.read_index()
+        others = self._read_entries(spark, {r: b for r, b in index.live(self.now()).items() if r != batch.run})
+
+        # This batch's keys and the live keys of other batches, side by side in one aggregation.
+        kind = F.when(F.col("fingerprint").isNull(), F.lit(ID_CLAIM)).otherwise(F.lit(PAIR))
+        mine = kept.select("event_id", "fingerprint", F.lit(PAIR).alias("kind"), F.lit(True).alias("_mine"))
+        if claim_ids:
+            no_fingerprint = F.lit(None).cast("string").alias("fingerprint")
+            claims = kept.select("event_id", no_fingerprint, F.lit(ID_CLAIM).alias("kind"), F.lit(True).alias("_mine"))
+            mine = mine.unionByName(claims)
+        theirs = others.select("event_id", "fingerprint", kind.alias("kind"), F.lit(False).alias("_mine"))
+        status = (
+            F.when((F.col("kind") == PAIR) & F.col("fingerprint").isNull(), F.lit(UNCHECKED))
+            .when(F.col("_held"), F.lit(HELD))
+            .otherwise(F.lit(RECORDED))
+        )
+        statuses = (
+            mine.unionByName(theirs)
+            .groupBy("event_id", "fingerprint", "kind")
+            .agg(F.max("_mine").alias("_mine"), F.max(~F.col("_mine")).alias("_held"))
+            .where(F.col("_mine"))
+            .select("event_id", "fingerprint", "kind", status.alias("status"))
+        )
+
+        # One pass writes both this batch's entries and the findings, each into its own folder.
+        observation = Observation("lake_event_manifest")
+        (
+            statuses.withColumns({"error": F.lit(None).cast("string"), "retries": F.lit(0)})
+            .observe(observation, *status_counts())
+            .where(F.col("status").isin(RECORDED, HELD))
+            .withColumns(
+                {
+                    "run": F.lit(batch.run),
+                    "etl_time": F.lit(batch.etl_time).cast("bigint"),
+                    "ttl": F.lit(batch.ttl(self.ttl_days)).cast("bigint"),
+                    "_out": F.when(F.col("status") == RECORDED, F.lit("entries")).otherwise(F.lit("findings")),
+                }
+            )
+            .write.partitionBy("_out")
+            .parquet(self.fs.spark_path(work))
+        )
+        counts = {name: int(value or 0) for name, value in observation.get.items()}
+        self._publish({batch.run: (join_uri(work, "_out=entries"), batch)}, index)
+        findings = join_uri(work, "_out=findings")
+        if self.fs.exists(findings):
+            found = spark.read.schema(STATUS_SCHEMA).parquet(self.fs.spark_path(findings))
+        else:
+            found = spark.createDataFrame([], STATUS_SCHEMA)
+        return ManifestCheck(found, {**counts, "expired_batches_removed": expired})
+
+    def _publish(self, staged: dict[str, tuple[str, Batch]], index: ManifestIndex) -> None:
+        """Make the staged folders current for their batches, in one index write.
+
+        A staged folder that does not exist stands for a batch without entries.
+        """
+        batches = dict(index.batches)
+        recorded_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        for run, (source, batch) in staged.items():
+            folder = None
+            if self.fs.exists(source):
+                folder = f"{validate_run_folder(run)}.{uuid.uuid4().hex[:16]}"
+                self.fs.move(source, self.lake.event_manifest_entry_folder(folder))
+            batches[run] = BatchEntries(folder, batch.etl_time, batch.ttl(self.ttl_days), recorded_at)
+        self._publish_index(batches, index.version)
+        for run in staged:
+            previous = index.batches.get(run)
+            if previous is not None and previous.folder is not None:
+                self.fs.delete(self.lake.event_manifest_entry_folder(previous.folder))
+
+    def _record_owned(self, owned: DataFrame, work: str) -> dict[str, int]:
+        spark = owned.sparkSession
+        self.expire()
+        index = self.read_index()
+        batches = {r.run: Batch(r.run, r.etl_time) for r in owned.select("run", "etl_time").distinct().collect()}
+        # The given batches are rewritten as a whole; only other batches' live entries hold keys.
+        others = self._read_entries(spark, {r: b for r, b in index.live(self.now()).items() if r not in batches})
+        held_pairs = others.where(F.col("fingerprint").isNotNull()).select("event_id", "fingerprint").distinct()
+        held_ids = others.where(F.col("fingerprint").isNull()).select("event_id").distinct()
+        pairs = owned.where(F.col("fingerprint").isNotNull()).join(
+            held_pairs.withColumn("_held", F.lit(True)), ["event_id", "fingerprint"], "left"
+        )
+        claims = owned.where(F.col("fingerprint").isNull()).join(
+            held_ids.withColumn("_held", F.lit(True)), "event_id", "left"
+        )
+        is_pair, is_held = F.col("fingerprint").isNotNull(), F.col("_held").isNotNull()
+        observation = Observation("lake_event_manifest_populate")
+        (
+            pairs.unionByName(claims)
+            .observe(
+                observation,
+                F.count_if(is_pair & ~is_held).alias("pairs_recorded"),
+                F.count_if(~is_pair & ~is_held).alias("ids_claimed"),
+                F.count_if(is_pair & is_held).alias("pairs_held"),
+                F.count_if(~is_pair & is_held).alias("ids_held"),
+            )
+            .where(~is_held)
+            # Spark would escape the "=" of a run folder name in a partition folder; the time part is safe.
+            .select("event_id", "fingerprint", "run", "etl_time", "ttl", F.substring("run", 5, 19).alias("_batch"))
+            .repartition("_batch")
+            .write.partitionBy("_batch")
+            .parquet(self.fs.spark_path(work))
+        )
+        staged = {run: (join_uri(work, f"_batch={run.removeprefix('run=')}"), b) for run, b in batches.items()}
+        self._publish(staged, index)
+        return {name: int(value or 0) for name, value in observation.get.items()}

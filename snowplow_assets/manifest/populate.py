@@ -1,0 +1,111 @@
+"""Back-filling the event manifest from shredded output, so that turning cross-batch dedup on does not start cold.
+
+The populator reads the published output of every run folder from a date onwards (the date of the run
+folder's name; only folders with `shredding_complete.json`) and records what those batches loaded, as if
+they had been processed with the manifest, in the order of their etlTimes (base.py `populate`):
+
+- a pair for every atomic event with a fingerprint, under its *original* event_id: a renamed synthetic
+  duplicate is mapped back through its `duplicate` context, because a later copy of it carries the
+  original id;
+- with cross-batch synthetic dedup on, an id claim for every original event_id;
+- each batch's etlTime is the earliest etl_tstamp of its output (the run folder's time if it has none).
+
+Entries held by a batch that is not being populated stay with it, so populating is safe on a manifest
+that is already in use and can be repeated.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import date
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS
+from snowplow_assets.events.shred import DUPLICATE_SCHEMA
+from snowplow_assets.events.shred_batch import ATOMIC_EVENTS, SHREDDED_TYPES
+from snowplow_assets.lake import RUN_FOLDER, Lake
+from snowplow_assets.manifest.base import EventManifest, batch_etl_time, run_folder_time
+from snowplow_assets.storage import LakeFileSystem
+
+_COLUMN = {f.name: i for i, f in enumerate(ATOMIC_FIELDS)}
+_DUPLICATE_TYPE = "vendor=com.snowplowanalytics.snowplow/name=duplicate/format=jsonschema/version=1-0-0"
+_RUN_IN_PATH = r"/(run=\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})/"
+_KEYS_SCHEMA = "run STRING, event_id STRING, fingerprint STRING, etl_tstamp TIMESTAMP, renamed BOOLEAN"
+
+assert DUPLICATE_SCHEMA == "iglu:com.snowplowanalytics.snowplow/duplicate/jsonschema/1-0-0"
+
+
+@dataclass(frozen=True)
+class PopulateReport:
+    runs: list[str]
+    counts: dict[str, int]
+
+
+def shredded_runs_since(fs: LakeFileSystem, lake: Lake, since: date) -> list[str]:
+    """Run folders with complete shredded output whose name's date is `since` or later, oldest first."""
+    return [
+        entry.name
+        for entry in fs.list_dir(lake.uri("shredded", "good"))
+        if entry.is_dir
+        and RUN_FOLDER.match(entry.name)
+        and run_folder_time(entry.name).date() >= since
+        and fs.exists(lake.shredding_complete(entry.name))
+    ]
+
+
+def shredded_event_keys(spark: SparkSession, fs: LakeFileSystem, lake: Lake, runs: list[str]) -> DataFrame:
+    """`run, event_id, fingerprint, etl_tstamp, renamed` of every atomic event of the runs' output.
+
+    `event_id` is the original id: a renamed event's comes from its duplicate context.
+    """
+    folders = [fs.spark_path(f) for run in runs if fs.exists(f := f"{lake.shredded_good(run)}/{ATOMIC_EVENTS}")]
+    if not folders:
+        return spark.createDataFrame([], _KEYS_SCHEMA)
+    fields = F.split("value", "\t", -1)
+    events = spark.read.text(folders).select(
+        F.regexp_extract("_metadata.file_path", _RUN_IN_PATH, 1).alias("run"),
+        fields[_COLUMN["event_id"]].alias("event_id"),
+        F.nullif(fields[_COLUMN["event_fingerprint"]], F.lit("")).alias("fingerprint"),
+        F.nullif(fields[_COLUMN["etl_tstamp"]], F.lit("")).try_cast("timestamp").alias("etl_tstamp"),
+    )
+    duplicates = [f"{lake.shredded_good(run)}/{SHREDDED_TYPES}/{_DUPLICATE_TYPE}" for run in runs]
+    duplicates = [fs.spark_path(d) for d in duplicates if fs.exists(d)]
+    if not duplicates:
+        return events.withColumn("renamed", F.lit(False))
+    originals = spark.read.text(duplicates).select(
+        F.regexp_extract("_metadata.file_path", _RUN_IN_PATH, 1).alias("run"),
+        F.get_json_object("value", "$.hierarchy.rootId").alias("event_id"),
+        F.get_json_object("value", "$.data.originalEventId").alias("original_event_id"),
+    )
+    return events.join(originals, ["run", "event_id"], "left").select(
+        "run",
+        F.coalesce("original_event_id", "event_id").alias("event_id"),
+        "fingerprint",
+        "etl_tstamp",
+        F.col("original_event_id").isNotNull().alias("renamed"),
+    )
+
+
+def populate_event_manifest(
+    spark: SparkSession, fs: LakeFileSystem, lake: Lake, manifest: EventManifest, since: date, claim_ids: bool
+) -> PopulateReport:
+    manifest.verify()
+    runs = shredded_runs_since(fs, lake, since)
+    if not runs:
+        return PopulateReport([], {})
+    keys = shredded_event_keys(spark, fs, lake, runs)
+    by_run = keys.groupBy("run").agg(F.unix_seconds(F.min("etl_tstamp")).alias("earliest")).collect()
+    earliest = {r["run"]: r["earliest"] for r in by_run}
+    etl_times = spark.createDataFrame(
+        [(run, batch_etl_time(earliest.get(run), run)) for run in runs], "run STRING, etl_time BIGINT"
+    )
+    entries = keys.join(F.broadcast(etl_times), "run").select("run", "etl_time", "event_id", "fingerprint")
+    work = lake.event_manifest_work(uuid.uuid4().hex[:16])
+    try:
+        counts = manifest.populate(entries, claim_ids, work)
+    finally:
+        fs.delete(work)
+    return PopulateReport(runs, counts)

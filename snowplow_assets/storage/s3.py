@@ -1,0 +1,187 @@
+"""The lake on S3: `s3://bucket/prefix` URIs, file operations with boto3, and what Spark needs to reach it.
+
+Listing is what sensors pay for, so it is done the way S3 is cheap: one `ListObjectsV2` page per 1,000
+children of a folder, with `Delimiter='/'` so that a folder's contents are never walked to find its
+sub-folders, and `StartAfter` so that a sensor with a cursor lists only what sorts after it.
+
+S3 has no rename: `move` copies every object and then deletes the originals, so it is not atomic, and
+`replace_tree` on S3 leaves a moment in which the target is incomplete. Readers of shredded output rely
+on `shredding_complete.json`, written last, as the Snowplow loaders do.
+
+**Spark.** A lake URI is handed to Spark with the scheme of the cluster's S3 filesystem: `s3a://` (Hadoop's
+S3A connector, from the hadoop-aws jar) by default, or `s3://` where the cluster provides it (EMRFS on
+EMR). `spark_s3_config` sets the S3A options this project can know: the endpoint, path-style access and
+the region of a local stack such as LocalStack or MinIO. The jars are the cluster's business (README).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from snowplow_assets.storage.base import FileEntry, LakeFileSystem, listing_order
+
+SPARK_SCHEMES = ("s3a", "s3")
+# Sorts after every key below a folder (UTF-8 orders U+10FFFF last), so StartAfter skips the whole folder.
+_AFTER_FOLDER = "/\U0010ffff"
+_DELETE_BATCH = 1000  # DeleteObjects takes at most 1,000 keys
+
+
+@dataclass(frozen=True)
+class S3Location:
+    bucket: str
+    key: str  # without a leading or trailing slash; "" for the bucket root
+
+    @property
+    def folder_prefix(self) -> str:
+        return f"{self.key}/" if self.key else ""
+
+    def uri(self, key: str) -> str:
+        return f"s3://{self.bucket}/{key}"
+
+
+def parse_s3_uri(uri: str) -> S3Location:
+    if not uri.startswith("s3://"):
+        raise ValueError(f"not an s3:// URI: {uri!r}")
+    bucket, _, key = uri[len("s3://") :].partition("/")
+    if not bucket:
+        raise ValueError(f"an s3:// URI needs a bucket: {uri!r}")
+    return S3Location(bucket, key.strip("/"))
+
+
+def spark_s3_uri(uri: str, scheme: str) -> str:
+    """`s3://bucket/key` as Spark should see it: the same URI with the cluster's S3 filesystem scheme."""
+    if scheme not in SPARK_SCHEMES:
+        raise ValueError(f"unknown Spark S3 scheme {scheme!r}; expected one of {', '.join(SPARK_SCHEMES)}")
+    location = parse_s3_uri(uri)
+    return f"{scheme}://{location.bucket}/{location.key}" if location.key else f"{scheme}://{location.bucket}/"
+
+
+def spark_s3_config(scheme: str, endpoint_url: str | None, region: str | None) -> dict[str, str]:
+    """Spark settings for an S3 lake. Only S3A is configured here; EMRFS (`s3`) is set up by EMR itself."""
+    if scheme not in SPARK_SCHEMES:
+        raise ValueError(f"unknown Spark S3 scheme {scheme!r}; expected one of {', '.join(SPARK_SCHEMES)}")
+    if scheme != "s3a":
+        return {}
+    config: dict[str, str] = {}
+    if region:
+        config["spark.hadoop.fs.s3a.endpoint.region"] = region
+    if endpoint_url:
+        # A local stack serves every bucket under one host name, takes the credentials of the environment
+        # (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) and may speak plain HTTP.
+        config["spark.hadoop.fs.s3a.endpoint"] = endpoint_url
+        config["spark.hadoop.fs.s3a.path.style.access"] = "true"
+        config["spark.hadoop.fs.s3a.connection.ssl.enabled"] = str(endpoint_url.startswith("https://")).lower()
+        config["spark.hadoop.fs.s3a.aws.credentials.provider"] = (
+            "software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsProvider"
+        )
+    return config
+
+
+class S3FileSystem(LakeFileSystem):
+    def __init__(self, client: Any, spark_scheme: str = "s3a") -> None:
+        if spark_scheme not in SPARK_SCHEMES:
+            raise ValueError(f"unknown Spark S3 scheme {spark_scheme!r}; expected one of {', '.join(SPARK_SCHEMES)}")
+        self.client = client
+        self.spark_scheme = spark_scheme
+
+    def _pages(self, bucket: str, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        yield from self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, **kwargs)
+
+    def list_dir(self, uri: str, start_after: str | None = None) -> list[FileEntry]:
+        location = parse_s3_uri(uri)
+        prefix = location.folder_prefix
+        kwargs: dict[str, Any] = {"Prefix": prefix, "Delimiter": "/"}
+        if start_after is not None:
+            kwargs["StartAfter"] = prefix + start_after + _AFTER_FOLDER
+        entries: list[FileEntry] = []
+        for page in self._pages(location.bucket, **kwargs):
+            for common in page.get("CommonPrefixes", []):
+                name = common["Prefix"][len(prefix) :].rstrip("/")
+                if name:
+                    entries.append(FileEntry(location.uri(common["Prefix"].rstrip("/")), name, True))
+            for obj in page.get("Contents", []):
+                name = obj["Key"][len(prefix) :]
+                if name:  # the folder's own marker object ("prefix/") is not a child
+                    entries.append(_file(location.bucket, obj, name))
+        return sorted(entries, key=listing_order)
+
+    def list_files(self, uri: str) -> list[FileEntry]:
+        location = parse_s3_uri(uri)
+        found = [
+            _file(location.bucket, obj, obj["Key"].rsplit("/", 1)[-1])
+            for page in self._pages(location.bucket, Prefix=location.folder_prefix)
+            for obj in page.get("Contents", [])
+            if not obj["Key"].endswith("/")
+        ]
+        return sorted(found, key=lambda e: e.uri)
+
+    def exists(self, uri: str) -> bool:
+        location = parse_s3_uri(uri)
+        if location.key and self._object_exists(location):
+            return True
+        page = self.client.list_objects_v2(Bucket=location.bucket, Prefix=location.folder_prefix, MaxKeys=1)
+        return page.get("KeyCount", 0) > 0
+
+    def _object_exists(self, location: S3Location) -> bool:
+        try:
+            self.client.head_object(Bucket=location.bucket, Key=location.key)
+        except self.client.exceptions.ClientError as error:
+            if error.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+                return False
+            raise
+        return True
+
+    def read_text(self, uri: str) -> str:
+        location = parse_s3_uri(uri)
+        try:
+            body = self.client.get_object(Bucket=location.bucket, Key=location.key)["Body"]
+        except self.client.exceptions.NoSuchKey:
+            raise FileNotFoundError(uri) from None
+        return body.read().decode("utf-8")
+
+    def write_text(self, uri: str, text: str) -> None:
+        # A PUT is atomic: readers see the old object or the new one, never part of it.
+        location = parse_s3_uri(uri)
+        self.client.put_object(Bucket=location.bucket, Key=location.key, Body=text.encode("utf-8"))
+
+    def delete(self, uri: str) -> None:
+        location = parse_s3_uri(uri)
+        keys = [location.key] if location.key else []
+        keys += [
+            obj["Key"]
+            for page in self._pages(location.bucket, Prefix=location.folder_prefix)
+            for obj in page.get("Contents", [])
+        ]
+        for start in range(0, len(keys), _DELETE_BATCH):
+            batch = [{"Key": key} for key in keys[start : start + _DELETE_BATCH]]
+            self.client.delete_objects(Bucket=location.bucket, Delete={"Objects": batch, "Quiet": True})
+
+    def move(self, source: str, target: str) -> None:
+        if self.exists(target):
+            raise FileExistsError(target)
+        src, dst = parse_s3_uri(source), parse_s3_uri(target)
+        if self._object_exists(src):
+            moves = [(src.key, dst.key)]
+        else:
+            moves = [
+                (obj["Key"], dst.folder_prefix + obj["Key"][len(src.folder_prefix) :])
+                for page in self._pages(src.bucket, Prefix=src.folder_prefix)
+                for obj in page.get("Contents", [])
+            ]
+            if not moves:
+                raise FileNotFoundError(source)
+        for old, new in moves:
+            self.client.copy_object(Bucket=dst.bucket, Key=new, CopySource={"Bucket": src.bucket, "Key": old})
+        self.delete(source)
+
+    def make_dirs(self, uri: str) -> None:
+        parse_s3_uri(uri)  # folders are implied by keys; only the URI is checked
+
+    def spark_path(self, uri: str) -> str:
+        return spark_s3_uri(uri, self.spark_scheme)
+
+
+def _file(bucket: str, obj: dict[str, Any], name: str) -> FileEntry:
+    return FileEntry(f"s3://{bucket}/{obj['Key']}", name, False, obj["Size"], obj["LastModified"].timestamp())

@@ -1,0 +1,349 @@
+"""One run of the web models: the run limits, then each enabled model in build order over the same window.
+
+A run is opened with the incremental manifest as it was before the run ({model: last_success}) and the
+current time; `run_limits` turns them into one window for every model of the run. Building a model then:
+
+- writes nothing when its own last_success is at or past the upper limit (another model is catching up);
+- otherwise upserts the rows of every session the window touches and returns the model's new last_success:
+  the latest collector_tstamp in the window, never earlier than before. A window without events leaves
+  last_success alone, except when complete run folders already hold events after it (a gap in the data):
+  then last_success moves to the upper limit, or a gap longer than the backfill limit would stop the models
+  for good.
+
+Sessions touched by a window: the lifecycle folds the window's valid events in; the derived models then
+build every session whose lifecycle span [start, end] overlaps the window, from all of its valid events
+up to its end (at most its cap) and the upper limit. Those events are read once per run, staged, and shared
+by page views and sessions; users are rebuilt from the sessions table for the users of those sessions.
+Because a session is always rebuilt from all of its events, the tables do not depend on how the events
+were split into runs, as long as an event lands in the lake before the window has moved more than
+`lookback_window_hours` past its collector_tstamp (and, for a quarantined session, before the model passed
+the session's cap: quarantine.py).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from functools import cached_property
+
+from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
+
+from snowplow_assets.lake import Lake
+from snowplow_assets.storage import LakeFileSystem
+from snowplow_assets.web import checks
+from snowplow_assets.web.events import (
+    DROP_REASONS,
+    FolderSelection,
+    classify,
+    drop_counts,
+    event_time,
+    from_micros,
+    in_window,
+    read_events,
+    select_run_folders,
+    timestamp_sql,
+)
+from snowplow_assets.web.page_views import PAGE_VIEWS_TABLE, page_views
+from snowplow_assets.web.quarantine import QUARANTINE, frozen_sessions, newly_quarantined
+from snowplow_assets.web.run_limits import RunLimits, advance_last_success, format_timestamp, run_limits
+from snowplow_assets.web.sessions import SESSIONS_TABLE, sessions
+from snowplow_assets.web.sessions_lifecycle import LIFECYCLE, merge_lifecycle, touched_sessions
+from snowplow_assets.web.upsert import TableSpec, UpsertReport, read_table, read_table_if_any, upsert
+from snowplow_assets.web.users import USERS_TABLE, users
+from snowplow_assets.web.variables import (
+    PAGE_VIEWS,
+    QUARANTINED_SESSIONS,
+    SESSIONS,
+    SESSIONS_LIFECYCLE,
+    USERS,
+    WebVariables,
+)
+
+TOUCHED_SCHEMA = (
+    "session_id STRING, domain_userid STRING, start_tstamp TIMESTAMP, end_tstamp TIMESTAMP, first_event_id STRING, "
+    "events BIGINT"
+)
+SESSION_EVENTS_SCHEMA = (
+    "event_id STRING, event STRING, collector_tstamp TIMESTAMP, event_time TIMESTAMP, ping_time TIMESTAMP, "
+    "session_id STRING, domain_userid STRING, page_view_id STRING, page_url STRING, page_title STRING"
+)
+
+TABLES: dict[str, TableSpec] = {
+    SESSIONS_LIFECYCLE: LIFECYCLE,
+    QUARANTINED_SESSIONS: QUARANTINE,
+    PAGE_VIEWS: PAGE_VIEWS_TABLE,
+    SESSIONS: SESSIONS_TABLE,
+    USERS: USERS_TABLE,
+}
+
+
+@dataclass(frozen=True)
+class WindowScan:
+    """The window's events: where they came from, what was dropped, and the sessions they touch."""
+
+    selection: FolderSelection
+    counts: dict[str, int]  # events = malformed + duplicate + late + unidentified + valid
+    processed_up_to: datetime | None
+    touched: DataFrame  # touched_sessions() of the valid events, every session including quarantined ones
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    model: str
+    ran: bool  # False: the model was at or past the upper limit and wrote nothing
+    previous_last_success: datetime | None
+    last_success: datetime | None
+    rows: int  # rows inserted or replaced
+    note: str
+    counts: dict[str, int] = field(default_factory=dict)
+    partitions_written: list[str] = field(default_factory=list)
+    updated: DataFrame | None = None  # the rows written, readable until the run is closed
+
+
+class WebRun:
+    """The web models' work for one window. Use as a context manager: closing removes the run's staging."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        fs: LakeFileSystem,
+        lake: Lake,
+        variables: WebVariables,
+        enabled: Sequence[str],
+        manifest: Mapping[str, datetime | None],
+        now: datetime,
+    ):
+        self.spark, self.fs, self.lake, self.variables = spark, fs, lake, variables
+        self.manifest = dict(manifest)
+        self.limits: RunLimits = run_limits(enabled, manifest, now, variables)
+        self.staging = lake.web_staging(uuid.uuid4().hex[:16])
+        self._builders: dict[str, Callable[[datetime | None], tuple[UpsertReport, dict[str, int]]]] = {
+            SESSIONS_LIFECYCLE: self._sessions_lifecycle,
+            QUARANTINED_SESSIONS: self._quarantined_sessions,
+            PAGE_VIEWS: self._page_views,
+            SESSIONS: self._sessions,
+            USERS: self._users,
+        }
+        self._results: dict[str, ModelResult] = {}
+
+    def __enter__(self) -> WebRun:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.fs.delete(self.staging)
+
+    # The window, read once ------------------------------------------------------------------------------
+
+    def _days_before(self, moment: datetime, days: int) -> date:
+        return (moment - timedelta(days=days)).date()
+
+    @cached_property
+    def window(self) -> WindowScan:
+        lower, upper = self.limits.lower, self.limits.upper
+        selection = select_run_folders(self.fs, self.lake, lower, upper)
+        latest = None
+        counts = dict.fromkeys(("events", *DROP_REASONS, "valid"), 0)
+        touched = self.spark.createDataFrame([], TOUCHED_SCHEMA)
+        if selection.folders:
+            observation = Observation("web_window")
+            events = read_events(self.spark, self.fs, selection.folders, page_ids=False)
+            classified = classify(in_window(events, lower, upper), self.variables.days_late_allowed)
+            valid = classified.observe(observation, *drop_counts()).where("drop_reason IS NULL")
+            path = self.fs.spark_path(f"{self.staging}/touched")
+            touched_sessions(valid).write.parquet(path)
+            observed = dict(observation.get)
+            latest = from_micros(observed.pop("max_collector_micros"))
+            counts = {name: int(value) for name, value in observed.items()}
+            touched = self.spark.read.schema(TOUCHED_SCHEMA).parquet(path)
+        if latest is None and selection.later_data and not selection.incomplete:
+            latest = upper
+        return WindowScan(selection, counts, latest, touched)
+
+    @property
+    def session_events(self) -> DataFrame:
+        """Every valid event of the sessions overlapping the window, up to each one's end and the upper limit.
+
+        Columns: event_id, event, collector_tstamp, event_time, ping_time, session_id, domain_userid (the
+        session's), page_view_id, page_url, page_title. Staged once, shared by page views and sessions.
+        """
+        return self._session_scan[0]
+
+    @cached_property
+    def _session_scan(self) -> tuple[DataFrame, date | None]:
+        """The session events and the day of the earliest of them."""
+        lower, upper = self.limits.lower, self.limits.upper
+        lifecycle = read_table(
+            self.spark, self.fs, self.lake, LIFECYCLE, since=self._days_before(lower, self.variables.max_session_days)
+        )
+        overlapping = lifecycle.where(
+            f"start_tstamp <= {timestamp_sql(upper)} AND end_tstamp >= {timestamp_sql(lower)}"
+        ).select("session_id", "domain_userid", "start_tstamp", "end_tstamp")
+        earliest = from_micros(overlapping.agg(F.min(F.unix_micros("start_tstamp"))).first()[0])
+        if earliest is None:
+            return self.spark.createDataFrame([], SESSION_EVENTS_SCHEMA), None
+        folders = select_run_folders(self.fs, self.lake, earliest, upper).folders
+        events = classify(
+            in_window(read_events(self.spark, self.fs, folders), earliest, upper), self.variables.days_late_allowed
+        ).where("drop_reason IS NULL")
+        path = f"{self.staging}/session_events"
+        observation = Observation("web_session_events")
+        (
+            events.alias("e")
+            .join(overlapping.alias("s"), F.expr("e.domain_sessionid = s.session_id"))
+            .where("e.collector_tstamp <= s.end_tstamp")
+            .selectExpr(
+                "e.event_id",
+                "e.event",
+                "e.collector_tstamp",
+                f"{event_time('e.')} AS event_time",
+                "coalesce(e.dvce_created_tstamp, e.derived_tstamp, e.collector_tstamp) AS ping_time",
+                "s.session_id",
+                "s.domain_userid",
+                "e.page_view_id",
+                "e.page_url",
+                "e.page_title",
+            )
+            .observe(observation, F.min(F.unix_micros("event_time")).alias("earliest"))
+            .write.parquet(self.fs.spark_path(path))
+        )
+        earliest_event = from_micros(observation.get["earliest"])
+        staged = self.spark.read.schema(SESSION_EVENTS_SCHEMA).parquet(self.fs.spark_path(path))
+        return staged, earliest_event.date() if earliest_event else None
+
+    # Building models ----------------------------------------------------------------------------------
+
+    def build(self, model: str) -> ModelResult:
+        """Bring one model up to the window; models must be built in build order (variables.MODELS)."""
+        if model not in self.limits.models:
+            raise ValueError(f"web model {model!r} is not enabled in this run ({list(self.limits.models)})")
+        previous = self.manifest.get(model)
+        upper = format_timestamp(self.limits.upper)
+        if previous is not None and not self.limits.should_run(previous):
+            note = f"last_success {format_timestamp(previous)} is at or past the upper limit {upper}: nothing to do"
+            result = ModelResult(model, False, previous, previous, 0, note)
+        elif not self.window.counts["events"]:
+            last_success = advance_last_success(previous, self.window.processed_up_to)
+            note = (
+                f"no events up to {upper}, but later run folders hold events: last_success moves to {upper}"
+                if last_success != previous
+                else "no new events in the window: nothing written, last_success unchanged"
+            )
+            result = ModelResult(model, True, previous, last_success, 0, note)
+        else:
+            report, counts = self._builders[model](previous)
+            last_success = advance_last_success(previous, self.window.processed_up_to)
+            note = f"{report.rows} rows upserted" + (f" from {report.floor.isoformat()} on" if report.floor else "")
+            result = ModelResult(
+                model, True, previous, last_success, report.rows, note, counts, report.partitions_written, report.updated
+            )
+        self._results[model] = result
+        return result
+
+    def _upsert(self, spec: TableSpec, rows: DataFrame, *metrics, earliest: date | None = None) -> UpsertReport:
+        return upsert(
+            self.spark, self.fs, self.lake, spec, rows, self.staging, self.variables.upsert_lookback_days, metrics,
+            earliest,
+        )  # fmt: skip
+
+    def _from_session_events(self, spec: TableSpec, rows: DataFrame, *metrics) -> UpsertReport:
+        """Upsert rows built from the session events, which start no earlier than the earliest of them."""
+        return self._upsert(spec, rows, *metrics, earliest=self._session_scan[1])
+
+    def _matched_since(self) -> date:
+        return self._days_before(self.limits.lower, self.variables.session_lookback_days)
+
+    def _sessions_lifecycle(self, _previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
+        existing = read_table(self.spark, self.fs, self.lake, LIFECYCLE, since=self._matched_since())
+        quarantined = read_table(self.spark, self.fs, self.lake, QUARANTINE).select("session_id")
+        frozen = quarantined.union(existing.where("is_quarantined").select("session_id")).distinct()
+        observation = Observation("web_lifecycle_frozen")
+        flagged = self.window.touched.join(frozen.withColumn("_frozen", F.lit(True)), "session_id", "left").observe(
+            observation,
+            F.count_if(F.col("_frozen").isNotNull()).alias("quarantined_sessions_seen"),
+            F.expr("coalesce(sum(CASE WHEN _frozen THEN events END), 0)").alias("quarantined_events"),
+        )
+        live = flagged.where("_frozen IS NULL").drop("_frozen", "events")
+        report = self._upsert(
+            LIFECYCLE,
+            merge_lifecycle(live, existing, self.variables.max_session_days),
+            F.count_if("is_new").alias("new_sessions"),
+            F.count_if("is_quarantined").alias("newly_quarantined"),
+        )
+        counts = {**self.window.counts, **{k: int(v) for k, v in observation.get.items()}}
+        counts.update({k: int(v) for k, v in report.metrics.items()})
+        counts["sessions_touched"] = report.rows + counts["quarantined_sessions_seen"]
+        return report, counts
+
+    def _quarantined_sessions(self, _previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
+        lifecycle = self._results.get(SESSIONS_LIFECYCLE)
+        if lifecycle is not None and lifecycle.ran and not (
+            lifecycle.counts["newly_quarantined"] or lifecycle.counts["quarantined_sessions_seen"]
+        ):
+            # The lifecycle just folded this window in and quarantined none of the sessions it touched.
+            empty = self.spark.createDataFrame([], QUARANTINE.table_schema)
+            return UpsertReport(0, None, [], [], {}, empty), {}
+        lifecycle_rows = read_table(self.spark, self.fs, self.lake, LIFECYCLE, since=self._matched_since())
+        report = self._upsert(QUARANTINE, newly_quarantined(lifecycle_rows, self.window.touched))
+        return report, {}
+
+    def _events_for(self, previous: datetime | None) -> tuple[DataFrame, DataFrame]:
+        """This run's session events a model with `previous` last_success builds, and the sessions it skips."""
+        frozen = frozen_sessions(read_table(self.spark, self.fs, self.lake, QUARANTINE), previous)
+        # Partitioned by session once: page views and sessions then aggregate and join without more shuffles.
+        events = self.session_events.join(F.broadcast(frozen), "session_id", "left_anti").repartition("session_id")
+        return events, frozen
+
+    def _page_views(self, previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
+        events, _ = self._events_for(previous)
+        rows = page_views(events, self.variables.heartbeat, self.variables.min_visit_length)
+        return self._from_session_events(PAGE_VIEWS_TABLE, rows, F.sum("page_pings").alias("page_pings")), {}
+
+    def _sessions(self, previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
+        events, _ = self._events_for(previous)
+        views = page_views(events, self.variables.heartbeat, self.variables.min_visit_length)
+        rows = sessions(events, views, self.variables.heartbeat)
+        return self._from_session_events(SESSIONS_TABLE, rows, F.sum("total_events").alias("events")), {}
+
+    def _users(self, _previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
+        touched = self.session_events.select("domain_userid").distinct()
+        table = read_table(self.spark, self.fs, self.lake, SESSIONS_TABLE, since=self._matched_since())
+        rows = users(table.join(touched, "domain_userid", "left_semi"))
+        return self._upsert(USERS_TABLE, rows), {}
+
+    # Checks ---------------------------------------------------------------------------------------------
+
+    def check(self, model: str) -> list[checks.CheckOutcome]:
+        """The checks of one model's table after it was built in this run. Empty tables need no Spark job."""
+        spec = TABLES[model]
+        outcomes = [checks.unique_keys(read_table_if_any(self.spark, self.fs, self.lake, spec), spec.key)]
+        if model == SESSIONS:
+            result = self._results[SESSIONS]
+            table = read_table_if_any(self.spark, self.fs, self.lake, SESSIONS_TABLE)
+            views = read_table_if_any(self.spark, self.fs, self.lake, PAGE_VIEWS_TABLE)
+            if table is not None or views is not None:
+                outcomes.append(
+                    checks.page_view_counts_agree(
+                        table if table is not None else self.spark.createDataFrame([], SESSIONS_TABLE.table_schema),
+                        views if views is not None else self.spark.createDataFrame([], PAGE_VIEWS_TABLE.table_schema),
+                        result.last_success or self.limits.lower,
+                    )
+                )
+            else:
+                outcomes.append(checks.CheckOutcome(checks.PAGE_VIEW_COUNTS_AGREE, True, "no sessions and no page views yet"))
+            if result.updated is not None:
+                _, frozen = self._events_for(result.previous_last_success)
+                outcomes.append(checks.quarantined_sessions_gain_no_events(result.updated, frozen))
+            else:
+                outcomes.append(checks.CheckOutcome(checks.QUARANTINED_SESSIONS_FROZEN, True, "no session was rebuilt"))
+        return outcomes
+
+
+def drop_summary(counts: Mapping[str, int]) -> str:
+    dropped = ", ".join(f"{counts.get(reason, 0)} {reason}" for reason in DROP_REASONS)
+    return f"{counts.get('events', 0)} events in the window: {dropped}, {counts.get('valid', 0)} valid"

@@ -1,0 +1,207 @@
+"""Batches (batches.py): the boundary rule, incremental cuts with late records, full recompute, expiry."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from snowplow_assets.cdc.batches import (
+    BatchManifest,
+    cut_batches,
+    expire_batches,
+    latest_batch,
+    list_batches,
+    plan_batch,
+    read_batches,
+)
+from snowplow_assets.cdc.history import ingest_landing, read_ingested
+from snowplow_assets.lake import Lake
+from snowplow_assets.storage import LocalFileSystem
+from snowplow_assets_tests.cdc.builders import ISSUE_MODELS_YAML, debezium, event, models, partial, record, write_landing
+
+MODELS = models(ISSUE_MODELS_YAML + "  orders:\n    topics: [{topic: shop.orders, contract: partial}]\n")
+T = 1_772_359_200_000  # 2026-03-01T10:00:00Z
+
+
+def at(minutes: int) -> int:
+    return T + minutes * 60_000
+
+
+LANDING_A = [  # inserts in hour 10 and at 11:00; deletes after
+    partial(1, at(10), 0, {"email": "one@x", "state": "active"}),
+    partial(4, at(15), 3, {"email": "four@x", "state": "active"}),
+    debezium("c", 2, at(20), 0, {"email": "two@x", "state": "active"}),
+    event("INSERT", 3, at(60), 0, {"email": "three@x", "state": "invited"}),
+    partial(1, at(70), 1, None),
+    debezium("d", 2, at(80), 1),
+    record("shop.customers", None, '{"id": 2}', at(80), 2),
+    record("shop.orders", {"id": "o1", "total": 5}, "o1", at(100), 0),
+]
+LANDING_B = [
+    partial(3, at(90), 2, {"email": "three@y", "state": "active", "tier": "gold"}),
+    event("INSERT", 1, at(75), 1, {"email": "one@y", "state": "invited"}),  # re-insert after the delete at 70
+    debezium("u", 2, at(25), 3, {"email": "two@y", "state": "active"}),  # late: older than the delete at 80
+    event("DELETE", 3, at(5), 2),  # late: older than the insert at 60
+]
+LANDING_C = [event("DELETE", 3, at(100), 3)]
+
+
+def _contents(spark, fs, lake, batch):
+    return {r["__key"]: (r["__kind"], json.loads(r["__data"]) if r["__data"] else None) for r in read_batches(spark, fs, lake, [batch]).where("__model = 'customers'").collect()}
+
+
+@pytest.fixture(scope="module")
+def story(spark, tmp_path_factory):
+    """Landings and cuts in order; what each cut produced, recorded as it happened."""
+    lake, fs = Lake(str(tmp_path_factory.mktemp("batches") / "lake")), LocalFileSystem()
+    seen = {}
+
+    def cut(name, now, **options):
+        results = {r.model: r for r in cut_batches(spark, fs, lake, MODELS, now_ms=now, **options)}
+        batch = results["customers"].batch
+        seen[name] = (results, _contents(spark, fs, lake, batch) if batch else {})
+
+    for name, lines in (("landing=a", LANDING_A), ("landing=b", LANDING_B), ("landing=c", LANDING_C)):
+        write_landing(lake, name, lines)
+    ingest_landing(spark, fs, lake, "landing=a", MODELS)
+    cut("first", at(1000))
+    seen["copy before the second cut"] = str(tmp_path_factory.mktemp("copy") / "lake")
+    shutil.copytree(lake.root, seen["copy before the second cut"])
+    ingest_landing(spark, fs, lake, "landing=b", MODELS)
+    cut("incremental", at(1000))
+    cut("full", at(1000), full=True)
+    ingest_landing(spark, fs, lake, "landing=c", MODELS)
+    cut("now caps", at(85))
+    cut("after now", at(1000))
+    cut("unchanged", at(1000))
+    ingest_landing(spark, fs, lake, "landing=b", MODELS)
+    cut("re-ingested", at(1000))
+    return lake, seen
+
+
+def test_boundary_is_the_slowest_stream(story):
+    _, seen = story
+    first = seen["first"][0]
+    assert first["customers"].batch.boundary_ms == at(60), "latest change 60, latest delete 80: the change stream is behind"
+    assert first["orders"].batch.boundary_ms == at(100), "a model without deletes is not held back by them"
+    assert seen["incremental"][0]["customers"].batch.boundary_ms == at(80), "now the delete stream is behind"
+    assert seen["now caps"][0]["customers"].batch.boundary_ms == at(85), "now is earlier than both streams"
+    assert seen["after now"][0]["customers"].batch.boundary_ms == at(90)
+
+
+def test_first_batch_holds_everything_up_to_its_boundary(story):
+    _, seen = story
+    results, contents = seen["first"]
+    assert results["customers"].batch.mode == "full" and results["customers"].batch.previous_boundary_ms is None
+    assert contents == {
+        "1": ("update", {"id": 1, "email": "one@x", "state": "active"}),
+        "2": ("insert", {"id": 2, "email": "two@x", "state": "active"}),
+        "3": ("insert", {"customerId": 3, "email": "three@x", "state": "invited"}),
+        "4": ("update", {"id": 4, "email": "four@x", "state": "active"}),
+    }, "the deletes at 70 and 80 are after the boundary"
+
+
+def test_incremental_cut_with_late_records_reinserts_and_deletes(story):
+    _, seen = story
+    results, contents = seen["incremental"]
+    batch = results["customers"].batch
+    assert (batch.mode, batch.previous_boundary_ms, batch.boundary_ms) == ("incremental", at(60), at(80))
+    assert contents == {
+        "1": ("insert", {"customerId": 1, "email": "one@y", "state": "invited"}),  # inserted again after its delete
+        "2": ("delete", None),  # the late update at 25 does not undo the delete at 80
+        "3": ("insert", {"customerId": 3, "email": "three@x", "state": "invited"}),  # the late delete at 5 is older
+        "4": ("update", {"id": 4, "email": "four@x", "state": "active"}),
+    }
+    assert (batch.rows, batch.tombstones) == (3, 1)
+
+
+def test_incremental_cut_reads_only_the_window_and_the_new_landing(story):
+    _, seen = story
+    incremental = seen["incremental"][0]["customers"].batch
+    full = seen["full"][0]["customers"].batch
+    # landing a: the deletes in (60, 80] only, from its hour-11 folders; landing b: its 3 records up to 80
+    assert (incremental.records_read, incremental.landings_read, incremental.files_read) == (6, 2, 5)
+    assert (full.records_read, full.files_read) == (10, 6)
+
+
+def test_incremental_cut_does_not_rescan_older_history(spark, story):
+    """With landing a's hour-10 history gone, the incremental cut is still right; a full one is not."""
+    _, seen = story
+    lake, fs = Lake(seen["copy before the second cut"]), LocalFileSystem()
+    shutil.rmtree(Path(lake.cdc_history("landing=a")) / "model=customers" / "hour=2026-03-01-10")
+    write_landing(lake, "landing=b", LANDING_B)
+    ingest_landing(spark, fs, lake, "landing=b", MODELS)
+    [incremental] = [r for r in cut_batches(spark, fs, lake, MODELS, now_ms=at(1000)) if r.model == "customers"]
+    assert _contents(spark, fs, lake, incremental.batch) == seen["incremental"][1]
+    [full] = [r for r in cut_batches(spark, fs, lake, MODELS, now_ms=at(1000), full=True) if r.model == "customers"]
+    assert _contents(spark, fs, lake, full.batch) != seen["incremental"][1]
+
+
+def test_full_recompute_gives_the_same_batch(story):
+    _, seen = story
+    results, contents = seen["full"]
+    assert results["customers"].batch.mode == "full" and results["customers"].batch.boundary_ms == at(80)
+    assert contents == seen["incremental"][1]
+
+
+def test_boundary_capped_by_now_then_moves_on(story):
+    _, seen = story
+    assert seen["now caps"][1] == seen["incremental"][1], "nothing happened in (80, 85]"
+    assert seen["after now"][1]["3"] == ("update", {"id": 3, "email": "three@y", "state": "active", "tier": "gold"})
+    assert seen["after now"][1]["1"] == seen["incremental"][1]["1"]
+
+
+def test_nothing_new_cuts_nothing_and_reingesting_changes_nothing(story):
+    lake, seen = story
+    unchanged = seen["unchanged"][0]["customers"]
+    assert unchanged.status == "unchanged" and unchanged.batch == seen["after now"][0]["customers"].batch
+    reingested = seen["re-ingested"][0]["customers"]
+    assert reingested.status == "cut" and reingested.batch.boundary_ms == at(90)
+    assert "1 landing(s) new or re-ingested" in reingested.message
+    assert seen["re-ingested"][1] == seen["after now"][1]
+    assert [b.boundary_ms for b in list_batches(LocalFileSystem(), lake, "customers")] == [at(60), at(80), at(85), at(90)]
+
+
+def test_column_drift_is_recorded_between_batches(story):
+    _, seen = story
+    first, second = seen["first"][0]["customers"].batch, seen["incremental"][0]["customers"].batch
+    assert first.columns == {"customerId": "BIGINT", "email": "STRING", "state": "STRING"}
+    assert second.previous_columns == first.columns
+    assert second.columns == {**first.columns, "tier": "STRING"}, "landing b's rows bring a key: the union grows"
+    assert seen["after now"][0]["customers"].batch.previous_columns == second.columns
+
+
+def test_changed_model_spec_or_lost_landing_forces_a_full_cut(story):
+    lake, _ = story
+    fs, ingested = LocalFileSystem(), read_ingested(LocalFileSystem(), lake)
+    previous = latest_batch(fs, lake, "customers")
+    changed = models(ISSUE_MODELS_YAML.replace("customers_raw", "customers_raw_v2")).model("customers")
+    plan = plan_batch(changed, ingested, previous, at(1000))
+    assert plan.mode == "full" and "topics" in plan.reason
+    without_a = {name: landing for name, landing in ingested.items() if name != "landing=a"}
+    plan = plan_batch(MODELS.model("customers"), without_a, previous, at(1000))
+    assert plan.mode == "full" and "landing=a" in plan.reason
+    assert plan.boundary_ms == previous.boundary_ms, "boundaries never move back"
+
+
+def _manifest(model: str, boundary: int, cut_at: int) -> BatchManifest:
+    return BatchManifest(model, boundary, None, "full", "", cut_at, "", {}, {}, None, {}, 0, 0, 0, 0, 0)
+
+
+def test_batches_expire_after_the_retention_but_the_newest_stays(lake):
+    fs = LocalFileSystem()
+    hour = 3_600_000
+    for boundary, cut_at in ((1, 0), (2, 5 * hour), (3, 9 * hour)):
+        fs.write_text(f"{lake.cdc_batch('customers', boundary)}/_batch.json", _manifest("customers", boundary, cut_at).to_json())
+    Path(lake.cdc_batches("customers"), "boundary=2.replaced-0123456789ab").mkdir()
+    assert expire_batches(fs, lake, "customers", now_ms=10 * hour, retention_hours=6) == [1]
+    assert [b.boundary_ms for b in list_batches(fs, lake, "customers")] == [2, 3]
+    assert expire_batches(fs, lake, "customers", now_ms=100 * hour, retention_hours=6) == [2]
+    assert [b.boundary_ms for b in list_batches(fs, lake, "customers")] == [3], "the newest batch is always kept"
+    assert sorted(p.name for p in Path(lake.cdc_batches("customers")).iterdir()) == ["boundary=3"]
+
+
+def test_a_model_without_records_gets_no_batch(spark, lake):
+    results = cut_batches(spark, LocalFileSystem(), lake, MODELS, now_ms=at(1000))
+    assert [(r.model, r.status, r.batch) for r in results] == [("customers", "no data", None), ("orders", "no data", None)]

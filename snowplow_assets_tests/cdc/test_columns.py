@@ -1,0 +1,70 @@
+import pytest
+
+from snowplow_assets.cdc.columns import (
+    Drift,
+    ModelColumns,
+    column_drift,
+    json_kind,
+    merge_column_kinds,
+    resolve_columns,
+    top_level_kinds,
+    typed_view,
+)
+
+
+@pytest.mark.parametrize(
+    ("variant_type", "kind"),
+    [
+        ("BIGINT", "integer"), ("DECIMAL(2,1)", "number"), ("DECIMAL(18,0)", "integer"), ("DECIMAL(23,0)", "number"),
+        ("DOUBLE", "number"), ("BOOLEAN", "boolean"), ("STRING", "string"), ("VOID", "null"),
+        ("OBJECT<a: BIGINT>", "object"), ("ARRAY<STRING>", "array"), ("VARIANT", "mixed"),
+    ],
+)  # fmt: skip
+def test_json_kinds_from_variant_types(variant_type, kind):
+    assert json_kind(variant_type) == kind
+
+
+def test_top_level_keys_of_an_object_type():
+    schema = "OBJECT<`a, b`: DECIMAL(21,1), `x``y`: OBJECT<`c>d`: BIGINT, e: ARRAY<OBJECT<f: STRING>>>, n: VOID, s: STRING>"
+    assert top_level_kinds(schema) == {"a, b": "number", "x`y": "object", "n": "null", "s": "string"}
+    assert top_level_kinds("OBJECT<>") == {} and top_level_kinds("VOID") == {} and top_level_kinds(None) == {}
+    with pytest.raises(ValueError):
+        top_level_kinds("ARRAY<BIGINT>")
+
+
+def test_kinds_merge_across_landings():
+    merged = merge_column_kinds(
+        {"a": "integer", "b": "null", "c": "string", "d": "integer", "e": "object"},
+        {"a": "number", "b": "boolean", "c": "integer", "d": "integer", "f": "array"},
+    )
+    assert merged == {"a": "number", "b": "boolean", "c": "mixed", "d": "integer", "e": "object", "f": "array"}
+
+
+def test_columns_are_the_union_with_sql_types_without_the_key_or_unusable_names():
+    columns = resolve_columns(
+        {"id": "integer", "email": "string", "Email": "string", "n": "number", "ok": "boolean", "tags": "array",
+         "x": "null", "m": "mixed", "__secret": "string", "": "string"},
+        id_name="id",
+    )  # fmt: skip
+    assert columns.types == {"m": "STRING", "n": "DOUBLE", "ok": "BOOLEAN", "tags": "STRING", "x": "STRING", "Email": "STRING"} | {}
+    assert list(columns.types) == sorted(columns.types)
+    assert set(columns.skipped) == {"email", "__secret", ""}
+    assert "but for case" in columns.skipped["email"] and "reserved" in columns.skipped["__secret"]
+
+
+def test_drift_lists_added_removed_and_retyped_columns():
+    drift = column_drift({"a": "BIGINT", "b": "STRING", "c": "BIGINT"}, {"a": "BIGINT", "c": "DOUBLE", "d": "STRING"})
+    assert drift == Drift(added={"d": "STRING"}, removed={"b": "STRING"}, retyped={"c": ("BIGINT", "DOUBLE")})
+    assert drift.changed and not column_drift({"a": "BIGINT"}, {"a": "BIGINT"}).changed
+
+
+def test_typed_view_names_the_key_and_types_the_columns(spark):
+    state = spark.createDataFrame(
+        [("7", '{"id":7,"e.f":"x","n":1,"obj":{"k":[1,2]},"ok":true}'), ("8", '{"n":2.5}')], "__key STRING, __data STRING"
+    )
+    columns = ModelColumns({"e.f": "STRING", "n": "DOUBLE", "obj": "STRING", "ok": "BOOLEAN"})
+    rows = sorted(tuple(r) for r in typed_view(state, "customer_id", columns).collect())
+    assert rows == [("7", "x", 1.0, '{"k":[1,2]}', True), ("8", None, 2.5, None, None)]
+    assert typed_view(state, "customer_id", columns, ["ok", "customer_id"]).columns == ["customer_id", "ok"]
+    with pytest.raises(KeyError, match="nope"):
+        typed_view(state, "customer_id", columns, ["nope"])

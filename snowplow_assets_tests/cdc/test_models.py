@@ -1,0 +1,71 @@
+import pytest
+
+from snowplow_assets.cdc.models import ModelsFileError, load_models, parse_models
+from snowplow_assets.settings import DEFAULT_CDC_MODELS, Settings
+from snowplow_assets_tests.cdc.builders import ISSUE_MODELS_YAML, models
+
+
+def test_the_issue_format_is_accepted_as_written():
+    customers = models().model("customers")
+    assert customers.id == "id"
+    assert [(t.topic, t.contract, customers.id_field(t)) for t in customers.topics] == [
+        ("shop.customers", "debezium", "id"),
+        ("customer_events", "event", "customerId"),
+        ("customers_raw", "partial", "id"),
+    ]
+    assert customers.tests.not_null == ["email"] and customers.tests.unique == ["id"]
+    assert customers.tests.accepted_values == {"state": ["active", "invited"]}
+    assert set(models().topics()) == {"shop.customers", "customer_events", "customers_raw"}
+
+
+def test_defaults_id_and_id_field_and_tests():
+    spec = parse_models("models:\n  orders:\n    topics: [{topic: shop.orders, contract: partial}]\n").model("orders")
+    assert spec.id == "id" and spec.id_field(spec.topics[0]) == "id"
+    assert not (spec.tests.not_null or spec.tests.unique or spec.tests.accepted_values)
+    keyed = parse_models("models:\n  orders:\n    id: order_no\n    topics: [{topic: o, contract: event}]\n").model("orders")
+    assert keyed.id_field(keyed.topics[0]) == "order_no", "a topic's id field defaults to the model's key column"
+
+
+def test_digest_follows_what_the_model_reads():
+    base = models().model("customers").digest
+    renamed = models(ISSUE_MODELS_YAML.replace("id_field: customerId", "id_field: customer_id")).model("customers")
+    retested = models(ISSUE_MODELS_YAML.replace("[email]", "[email, state]")).model("customers")
+    assert renamed.digest != base
+    assert retested.digest == base, "tests do not change what a batch holds"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("models:\n  m:\n    topics: [{topic: t, contract: avro}]\n", "contract: Input should be 'partial', 'debezium' or 'event' (got 'avro')"),
+        ("models:\n  m:\n    topics: [{topic: t, contract: partial, contarct: event}]\n", "contarct"),
+        ("models:\n  m:\n    topics: []\n", "topics"),
+        ("models:\n  ../evil:\n    topics: [{topic: t, contract: partial}]\n", "not a CDC model name"),
+        ("models:\n  a:\n    topics: [{topic: t, contract: partial}]\n  b:\n    topics: [{topic: t, contract: event}]\n", "only one model"),
+        ("models:\n  m:\n    topics: [{topic: 'no spaces', contract: partial}]\n", "Kafka topic"),
+        ("models:\n  m:\n    topics: [{topic: t, contract: event, id_field: 'a.b'}]\n", "field name"),
+        ("models:\n  m:\n    id: __key\n    topics: [{topic: t, contract: event}]\n", "key column"),
+        ("models:\n  m:\n    topics: [{topic: t, contract: event}]\n    tests: {accepted_values: {state: []}}\n", "no values"),
+        ("models: [1, 2]\n", "models"),
+        ("models: {m: [\n", "not valid YAML"),
+    ],
+)
+def test_invalid_models_are_rejected_with_the_reason(text, problem):
+    with pytest.raises(ModelsFileError, match="invalid CDC models|not valid YAML") as error:
+        parse_models(text, "models.yaml")
+    assert problem in str(error.value) and "models.yaml" in str(error.value)
+
+
+def test_unknown_model_and_missing_file(tmp_path):
+    with pytest.raises(KeyError, match="customers"):
+        models().model("orders")
+    with pytest.raises(ModelsFileError, match="not found"):
+        load_models(tmp_path / "missing.yaml")
+
+
+def test_default_models_file_is_packaged_and_valid(monkeypatch, tmp_path):
+    assert Settings().cdc_models == str(DEFAULT_CDC_MODELS)
+    assert "customers" in load_models(DEFAULT_CDC_MODELS).models
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SNOWPLOW_CDC_MODELS", "mine.yaml")
+    assert Settings().cdc_models == str(tmp_path / "mine.yaml")

@@ -1,0 +1,82 @@
+"""`snowplow-assets latest MODEL`: the freshest view, printed as JSON lines or CSV."""
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from snowplow_assets.cdc.batches import cut_batches
+from snowplow_assets.cdc.history import ingest_landing
+from snowplow_assets.cdc.models import load_models
+from snowplow_assets.cli import main
+from snowplow_assets.datagen.cdc import CdcGenerationOptions, generate_cdc_landings
+from snowplow_assets.lake import Lake
+from snowplow_assets.settings import DEFAULT_CDC_MODELS
+from snowplow_assets.storage import LocalFileSystem
+
+MODELS = load_models(DEFAULT_CDC_MODELS)
+
+
+@pytest.fixture(scope="module")
+def landed(spark, tmp_path_factory):
+    """Two generated landings, a batch after the first, the second ingested after it."""
+    lake, fs = Lake(str(tmp_path_factory.mktemp("cli-latest") / "lake")), LocalFileSystem()
+    generation = generate_cdc_landings(Path(lake.cdc_landings), MODELS.model("customers"), CdcGenerationOptions(keys=40, landings=2, delete_rate=0.2, seed=5))
+    ingest_landing(spark, fs, lake, generation.landings[0].folder.name, MODELS)
+    cut_batches(spark, fs, lake, MODELS)
+    ingest_landing(spark, fs, lake, generation.landings[1].folder.name, MODELS)
+    return lake, generation
+
+
+@pytest.fixture
+def env(landed, monkeypatch):
+    lake, _ = landed
+    monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
+    monkeypatch.setenv("SNOWPLOW_SPARK_MASTER", "local[2]")
+    monkeypatch.setenv("SNOWPLOW_SPARK_SHUFFLE_PARTITIONS", "2")
+
+
+def _invoke(*args):
+    result = CliRunner().invoke(main, ["latest", *args])
+    return result.exit_code, result.output
+
+
+def test_json_prints_one_object_per_key_with_every_column(env, landed):
+    _, generation = landed
+    code, output = _invoke("customers", "--format", "json")
+    assert code == 0, output
+    objects = [json.loads(line) for line in output.splitlines()]
+    assert [o["id"] for o in objects] == sorted(generation.expected), "sorted by key, every live key once"
+    columns = ["id", "country", "customerId", "email", "lifetime_value", "marketing_opt_in", "name", "orders", "state"]
+    assert all(list(o) == columns for o in objects), "the key first, then every column, nulls included"
+    for o in objects:
+        row = generation.expected[o["id"]]
+        assert {c: v for c, v in o.items() if v is not None and c != "id"} == {c: v for c, v in row.items() if c != "id"}
+
+
+def test_csv_with_chosen_columns(env, landed):
+    _, generation = landed
+    code, output = _invoke("customers", "--columns", "state, email", "--format", "csv")
+    assert code == 0, output
+    rows = list(csv.reader(io.StringIO(output)))
+    assert rows[0] == ["id", "state", "email"]
+    assert rows[1:] == [[key, generation.expected[key]["state"], generation.expected[key]["email"]] for key in sorted(generation.expected)]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(("orders",), "no CDC model 'orders'"), (("customers", "--columns", "nope"), "nope"), (("customers", "--columns", "a,,b"), "empty column")],
+)
+def test_bad_model_or_columns_are_usage_errors(env, args, message):
+    code, output = _invoke(*args)
+    assert code == 2 and message in output
+
+
+def test_a_broken_models_file_is_reported(env, tmp_path, monkeypatch):
+    (tmp_path / "models.yaml").write_text("models: {m: {topics: []}}\n")
+    monkeypatch.setenv("SNOWPLOW_CDC_MODELS", str(tmp_path / "models.yaml"))
+    code, output = _invoke("m")
+    assert code == 1 and "invalid CDC models" in output

@@ -1,0 +1,114 @@
+import json
+import shutil
+from pathlib import Path
+
+import click
+
+import dagster as dg
+import pytest
+from click.testing import CliRunner
+
+from snowplow_assets.cli import main
+from snowplow_assets.cli.process import process_enriched_runs
+from snowplow_assets.settings import Settings
+from snowplow_assets_tests.conftest import write_run_folder
+from snowplow_assets_tests.defs.manifest_runs import create_run, fail, succeed
+
+DONE, BROKEN, FRESH = "run=2026-03-05-00-00-00", "run=2026-03-05-01-00-00", "run=2026-03-05-02-00-00"
+
+
+@pytest.fixture
+def dagster_home(tmp_path, monkeypatch, lake) -> Path:
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
+    return home
+
+
+@pytest.fixture
+def history(dagster_home):
+    """A processed, a failed and a new run folder in the instance of DAGSTER_HOME."""
+    from snowplow_assets.definitions import defs
+
+    job = defs().resolve_job_def("shred_enriched_run")
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("enriched_runs", [DONE, BROKEN, FRESH])
+        succeed(instance, create_run(instance, job, DONE), DONE, {"good": 4, "bad": 2})
+        fail(instance, create_run(instance, job, BROKEN), "shred", "ValueError: a line too long")
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, ["manifest", *args])
+
+
+def test_manifest_lists_every_item_with_its_records_and_failure_reason(history):
+    listed = invoke()
+    assert listed.exit_code == 0, listed.output
+    lines = listed.output.splitlines()
+    assert f"enriched/{DONE}  Processed" in lines and f"enriched/{BROKEN}  Failed" in lines and f"enriched/{FRESH}  New" in lines
+    failed_at = lines.index(f"enriched/{BROKEN}  Failed")
+    failure = lines[failed_at + 3]
+    assert "Failed" in failure and "shred_enriched_run" in failure
+    assert "step=shred" in failure and "error=ValueError: a line too long" in failure
+    assert lines[-1] == "3 items: 1 New, 1 Processed, 1 Failed; 0 invalid"
+
+    document = json.loads(invoke("--json").output)
+    assert document["summary"] == {"total": 3, "states": {"New": 1, "Processed": 1, "Failed": 1}, "invalid": 0}
+    by_id = {item["item"]: item for item in document["items"]}
+    processed = by_id[f"enriched/{DONE}"]["records"][-1]
+    assert (processed["state"], processed["payload"]["good"], processed["application"]) == ("Processed", 4, "shred_enriched_run")
+    assert processed["run_id"] and processed["time"].endswith("Z")
+
+    only_failed = json.loads(invoke("--json", "--state", "failed").output)
+    assert [item["item"] for item in only_failed["items"]] == [f"enriched/{BROKEN}"]
+
+
+def test_operator_actions_from_the_command_line(history, lake):
+    resolved = invoke("resolve", f"enriched/{BROKEN}", "--reason", "truncated upstream, re-sent")
+    assert resolved.exit_code == 0, resolved.output
+    assert resolved.output.strip() == f"enriched/{BROKEN} is now Resolved"
+    with dg.DagsterInstance.get() as instance:
+        [record] = instance.fetch_observations(
+            dg.AssetRecordsFilter(dg.AssetKey("enriched_batch"), asset_partitions=[BROKEN]), limit=5
+        ).records
+        assert record.asset_observation.metadata["reason"].value == "truncated upstream, re-sent"
+
+    refused = invoke("resolve", DONE, "--reason", "why not")
+    assert refused.exit_code == 1 and "only Failed or Skipped items can be resolved" in refused.output
+    assert invoke("skip", "enriched/../../etc", "--reason", "x").exit_code == 2
+    assert invoke("skip", DONE).exit_code == 2, "a reason is required"
+
+    unknown = invoke("skip", "run=2026-03-05-09-00-00", "--reason", "bad batch")
+    assert unknown.exit_code == 1 and "not registered" in unknown.output
+    write_run_folder(lake, "run=2026-03-05-09-00-00", ["x"])
+    known = invoke("skip", "run=2026-03-05-09-00-00", "--reason", "bad batch")
+    assert known.exit_code == 0 and "is now Skipped" in known.output, "a folder in the lake is registered and skipped"
+    assert "Skipped" in invoke("--state", "Skipped").output
+
+
+def test_process_respects_locks_and_picks_up_resolved_folders(history, lake):
+    """Registered folders whose files are missing fail fast, without Spark: enough to watch the locks."""
+    outputs: list[str] = []
+    settings = Settings()
+
+    def process(reprocess=None):
+        with dg.DagsterInstance.get() as instance:
+            return process_enriched_runs(instance, settings, reprocess, echo=outputs.append)
+
+    [first] = process()
+    assert (first.partition, first.success) == (FRESH, False), "only the New folder is started"
+    assert any(f"not started: enriched/{BROKEN} is Failed" in line for line in outputs)
+    outputs.clear()
+    assert process() == [] and "nothing to shred" in outputs
+
+    folder = write_run_folder(lake, BROKEN, ["x"])
+    with pytest.raises(click.ClickException, match="is Failed and stays locked.*manifest resolve"):
+        process([BROKEN])
+    shutil.rmtree(folder)  # so that the next run fails fast again, without Spark
+    assert invoke("resolve", BROKEN, "--reason", "files restored").exit_code == 0
+    outputs.clear()
+    [again] = process()
+    assert (again.partition, again.success) == (BROKEN, False), "a resolved folder is picked up again"
+    assert again.run_id != first.run_id

@@ -1,0 +1,85 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from click.testing import CliRunner
+
+from snowplow_assets.cli import main
+from snowplow_assets.lake import Lake
+from snowplow_assets_tests.conftest import read_lines, write_run_folder
+from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
+
+OTHER_RUN = "run=2026-03-01-11-00-00"
+
+
+@pytest.fixture
+def dagster_home(tmp_path, monkeypatch) -> Path:
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    return home
+
+
+def shred_runs(home: Path) -> list[dg.DagsterRun]:
+    assert os.environ["DAGSTER_HOME"] == str(home)
+    with dg.DagsterInstance.get() as instance:
+        return [r.dagster_run for r in instance.get_run_records(dg.RunsFilter(job_name="shred_enriched_run"))]
+
+
+def test_process_as_a_subprocess(tmp_path, dagster_home):
+    lake = Lake(str(tmp_path / "lake"))
+    write_run_folder(lake, RUN, GOLDEN_INPUT)
+    write_run_folder(lake, OTHER_RUN, GOLDEN_INPUT[:3])
+    env = {
+        **os.environ,
+        "SNOWPLOW_LAKE": lake.root,
+        "SNOWPLOW_SPARK_MASTER": "local[2]",
+        "SNOWPLOW_SPARK_DRIVER_MEMORY": "1g",
+        "SNOWPLOW_SPARK_SHUFFLE_PARTITIONS": "2",
+    }
+    command = [str(Path(sys.executable).parent / "snowplow-assets"), "process"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "registered 2 run folder(s)" in done.stdout
+    assert len(read_lines(Path(lake.shredded_good(RUN)) / "atomic-events")) == 4
+    assert Path(lake.shredding_complete(OTHER_RUN)).exists()
+    runs = shred_runs(dagster_home)
+    assert sorted(r.tags["dagster/partition"] for r in runs) == [RUN, OTHER_RUN]
+    assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
+
+
+def test_process_skips_done_folders_and_reprocesses_on_request(lake, dagster_home, monkeypatch, spark):
+    monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
+    write_run_folder(lake, RUN, GOLDEN_INPUT)
+    runner = CliRunner()
+    first = runner.invoke(main, ["process"])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(main, ["process"])
+    assert again.exit_code == 0 and "nothing to shred" in again.output
+    assert len(shred_runs(dagster_home)) == 1
+    forced = runner.invoke(main, ["process", "--run", RUN])
+    assert forced.exit_code == 0, forced.output
+    assert len(shred_runs(dagster_home)) == 2
+
+
+def test_process_exits_non_zero_when_a_run_fails(lake, dagster_home, monkeypatch, spark):
+    monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
+    # Registered (say by the sensor) and then removed before it was processed.
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("enriched_runs", [RUN])
+    result = CliRunner().invoke(main, ["process"])
+    assert result.exit_code == 1
+    assert "FAILED" in result.output and "does not exist" in result.output
+    [run] = shred_runs(dagster_home)
+    assert run.status == dg.DagsterRunStatus.FAILURE
+
+
+@pytest.mark.parametrize("name", ["../etc", "run=2026"])
+def test_process_rejects_bad_folder_names(lake, dagster_home, monkeypatch, name):
+    monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
+    result = CliRunner().invoke(main, ["process", "--run", name])
+    assert result.exit_code == 2 and "run=YYYY-MM-DD-hh-mm-ss" in result.output

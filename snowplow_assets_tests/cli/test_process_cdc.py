@@ -1,0 +1,93 @@
+"""The CDC step of `process` (cli/process_cdc.py): register, ingest, cut and check, through Dagster runs."""
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from snowplow_assets.cli.generate_cdc import generate_demo_landings
+from snowplow_assets.cli.process_cdc import process_cdc
+from snowplow_assets.lake import Lake
+from snowplow_assets.settings import Settings
+from snowplow_assets_tests.cdc.builders import partial, write_landing
+
+END = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def instance(tmp_path, monkeypatch, spark):
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    for name, value in {
+        "DAGSTER_HOME": str(home),
+        "SNOWPLOW_LAKE": str(tmp_path / "lake"),
+        "SNOWPLOW_SPARK_MASTER": "local[2]",
+        "SNOWPLOW_SPARK_SHUFFLE_PARTITIONS": "2",
+    }.items():
+        monkeypatch.setenv(name, value)
+    with dg.DagsterInstance.get() as dagster_instance:
+        yield dagster_instance
+
+
+def _checks(instance, run_id):
+    events = instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+    return {e.dagster_event.event_specific_data.check_name: e.dagster_event.event_specific_data for e in events}
+
+
+def _metadata(instance, key, partition=None):
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey(key), asset_partitions=[partition] if partition else None), limit=1
+    ).records
+    return {k: v.value for k, v in records[0].asset_materialization.metadata.items()}
+
+
+def test_process_ingests_new_landings_cuts_a_batch_and_checks_it(instance):
+    settings = Settings()
+    lake = Lake(settings.lake)
+    _, generation = generate_demo_landings(settings, END)
+    names = [s.folder.name for s in generation.landings]
+    messages: list[str] = []
+
+    first = process_cdc(instance, settings, messages.append)
+    assert [(o.job, o.partition, o.success) for o in first] == [
+        ("cdc_ingest_landing", names[0], True), ("cdc_ingest_landing", names[1], True), ("cdc_batch", None, True),
+    ]  # fmt: skip
+    assert sorted(instance.get_dynamic_partitions("cdc_landings")) == names
+    assert f"registered 2 CDC landing(s): {', '.join(names)}" in messages
+    history = _metadata(instance, "cdc_history", names[1])
+    assert (history["lines"], history["bad"]) == (generation.landings[1].records, 0)
+    assert history["changes"] + _metadata(instance, "cdc_deletes", names[1])["deletes"] == history["lines"]
+    batches = _metadata(instance, "cdc_batches")
+    assert batches["customers/status"] == "cut" and batches["customers/boundary_ms"] <= END.timestamp() * 1000
+    assert _metadata(instance, "cdc_latest")["customers/rows"] == len(generation.expected)
+    checks = _checks(instance, first[-1].run_id)
+    assert set(checks) == {"customers__not_null__email", "customers__unique__id", "customers__accepted_values__state", "customers__column_drift"}
+    assert all(c.passed for c in checks.values()), checks
+
+    # A landing with a null email, a state outside the accepted values and a new column; its delete moves
+    # the delete stream past them, so the next boundary holds them.
+    end = int(END.timestamp() * 1000)
+    write_landing(lake, "landing=extra", [
+        partial(9001, end, 0, {"email": None, "state": "active"}),
+        partial(9002, end, 1, {"email": "x@y", "state": "banned", "nickname": "x"}),
+        partial(9003, end + 1, 2, None),
+    ])  # fmt: skip
+    second = process_cdc(instance, settings, messages.append)
+    assert [(o.job, o.partition) for o in second] == [("cdc_ingest_landing", "landing=extra"), ("cdc_batch", None)]
+    checks = _checks(instance, second[-1].run_id)
+    assert not checks["customers__not_null__email"].passed and checks["customers__not_null__email"].metadata["failures"].value == 1
+    assert not checks["customers__accepted_values__state"].passed
+    assert checks["customers__accepted_values__state"].metadata["failing_values"].value == ["banned"]
+    assert checks["customers__unique__id"].passed
+    drift = checks["customers__column_drift"]
+    assert not drift.passed and drift.severity == dg.AssetCheckSeverity.WARN
+    assert drift.metadata["added"].value == {"nickname": "STRING"} and drift.metadata["removed"].value == {}
+    assert Path(lake.cdc_latest("customers"), "_latest.json").exists()
+
+
+def test_no_landings_means_no_runs(instance):
+    messages: list[str] = []
+    assert process_cdc(instance, Settings(), messages.append) == []
+    assert messages == ["no CDC landings"]

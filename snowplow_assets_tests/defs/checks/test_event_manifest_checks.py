@@ -1,0 +1,114 @@
+"""The event manifest in Dagster: the third asset of the shred step, its blocking check, the populate job,
+and the run-queue limit that serialises lake manifest writers."""
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import dagster as dg
+import yaml
+from dagster._utils.tags import TagConcurrencyLimitsCounter
+
+from snowplow_assets.defs.resources import EVENT_MANIFEST_TAG
+from snowplow_assets.manifest.checks import CHECK_NAME
+from snowplow_assets.settings import PROJECT_ROOT
+from snowplow_assets_tests.conftest import write_run_folder
+from snowplow_assets_tests.events.builders import event_line
+
+RUN1, RUN2 = "run=2026-11-01-10-00-00", "run=2026-11-01-11-00-00"
+A = "aaaaaaaa-0000-4000-8000-0000000000aa"
+C = "cccccccc-0000-4000-8000-0000000000cc"
+# Recent etl_tstamps: entries of a batch older than the 180-day TTL would expire as they are written.
+ETL = (datetime.now(timezone.utc) - timedelta(days=1)).replace(microsecond=0)
+
+
+def etl(hours: int) -> str:
+    return (ETL + timedelta(hours=hours)).strftime("%Y-%m-%d %H:%M:%S.000")
+
+
+def materialization(result, key):
+    [event] = [e for e in result.get_asset_materialization_events() if e.materialization.asset_key == dg.AssetKey(key)]
+    return {k: v.value for k, v in event.materialization.metadata.items()}
+
+
+def evaluation(result, name):
+    [found] = [
+        e.asset_check_evaluation_data
+        for e in result.all_events
+        if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION and e.asset_check_evaluation_data.check_name == name
+    ]
+    return found
+
+
+def test_shred_runs_record_the_event_manifest_and_check_it(definitions, instance, lake):
+    write_run_folder(lake, RUN1, [event_line(event_id=A, event_fingerprint="fpA", etl_tstamp=etl(0)),
+                                  event_line(event_id=C, event_fingerprint="fpC1", etl_tstamp=etl(0))])  # fmt: skip
+    write_run_folder(lake, RUN2, [event_line(event_id=A, event_fingerprint="fpA", etl_tstamp=etl(1)),
+                                  event_line(event_id=C, event_fingerprint="fpC2", etl_tstamp=etl(1))])  # fmt: skip
+    instance.add_dynamic_partitions("enriched_runs", [RUN1, RUN2])
+    job = definitions.resolve_job_def("shred_enriched_run")
+    assert job.tags[EVENT_MANIFEST_TAG] == "lake"
+
+    first = job.execute_in_process(partition_key=RUN1, instance=instance)
+    second = job.execute_in_process(partition_key=RUN2, instance=instance)
+
+    assert first.success and second.success
+    manifest = materialization(second, "event_manifest")
+    assert (manifest["backend"], manifest["location"]) == ("lake", lake.event_manifest)
+    assert manifest["batch_etl_time"] == int((ETL + timedelta(hours=1)).timestamp())
+    assert (manifest["cross_batch_duplicates_removed"], manifest["cross_batch_synthetic_duplicates_renamed"]) == (1, 1)
+    assert (manifest["entries_written"], manifest["pairs_held"], manifest["ids_held"], manifest["runtime_errors"]) == (1, 1, 2, 0)
+    atomic = materialization(second, "atomic_events")
+    assert (atomic["good"], atomic["cross_batch_duplicates_removed"], atomic["cross_batch_synthetic_duplicates_renamed"]) == (1, 1, 1)
+    for result in (first, second):
+        check = evaluation(result, CHECK_NAME)
+        assert check.passed and check.asset_key == dg.AssetKey("event_manifest"), check.description
+    assert instance.get_materialized_partitions(dg.AssetKey("event_manifest")) == {RUN1, RUN2}
+
+    populate = definitions.resolve_job_def("populate_event_manifest")
+    assert populate.tags[EVENT_MANIFEST_TAG] == "lake"
+    result = populate.execute_in_process(
+        instance=instance, run_config={"ops": {"populate_event_manifest_op": {"config": {"since": "2026-11-01"}}}}
+    )
+    assert result.success
+    [output] = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_OUTPUT]
+    populated = {k: v.value for k, v in output.step_output_data.metadata.items()}
+    assert (populated["run_folders"], populated["pairs_recorded"], populated["ids_claimed"]) == (2, 3, 2)
+
+
+def test_a_missing_dynamodb_table_fails_the_run_with_a_clear_error(lake, instance, moto_server, monkeypatch):
+    monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
+    monkeypatch.setenv("SNOWPLOW_EVENT_MANIFEST", "dynamodb")
+    monkeypatch.setenv("SNOWPLOW_EVENT_MANIFEST_DYNAMODB_TABLE", "not-created")
+    monkeypatch.setenv("SNOWPLOW_EVENT_MANIFEST_DYNAMODB_REGION", "eu-west-1")
+    monkeypatch.setenv("SNOWPLOW_EVENT_MANIFEST_DYNAMODB_ENDPOINT_URL", moto_server)
+    from snowplow_assets.definitions import defs
+
+    write_run_folder(lake, RUN1, [event_line(event_id=A, etl_tstamp=etl(0))])
+    instance.add_dynamic_partitions("enriched_runs", [RUN1])
+    result = defs().resolve_job_def("shred_enriched_run").execute_in_process(
+        partition_key=RUN1, instance=instance, raise_on_error=False
+    )
+    assert not result.success
+    [failure] = [e for e in result.all_events if e.is_step_failure]
+    assert "'not-created' in eu-west-1" in failure.step_failure_data.error.message
+    assert "snowplow-assets event-manifest create-table" in failure.step_failure_data.error.message
+    assert not Path(lake.uri("shredded")).exists()
+
+
+def test_the_run_queue_lets_one_lake_manifest_writer_run_at_a_time(definitions):
+    config = yaml.safe_load((PROJECT_ROOT / "dagster.yaml").read_text())
+    overrides = {"run_coordinator": config["run_coordinator"], "concurrency": config["concurrency"]}
+    with dg.instance_for_test(overrides=overrides) as instance:
+        limits = instance.get_concurrency_config().run_queue_config.tag_concurrency_limits
+        job = definitions.resolve_job_def("shred_enriched_run")
+
+        def run(partition, status, backend="lake"):
+            tags = {**job.tags, EVENT_MANIFEST_TAG: backend, "dagster/partition": partition}
+            return instance.create_run_for_job(job, tags=tags, status=status)
+
+        running = run(RUN1, dg.DagsterRunStatus.STARTED)
+        assert TagConcurrencyLimitsCounter(limits, [running]).is_blocked(run(RUN2, dg.DagsterRunStatus.NOT_STARTED))
+        assert not TagConcurrencyLimitsCounter(limits, []).is_blocked(run(RUN2, dg.DagsterRunStatus.NOT_STARTED))
+        # DynamoDB's conditional writes need no serialisation.
+        dynamodb = run(RUN1, dg.DagsterRunStatus.STARTED, "dynamodb")
+        assert not TagConcurrencyLimitsCounter(limits, [dynamodb]).is_blocked(run(RUN2, dg.DagsterRunStatus.NOT_STARTED, "dynamodb"))

@@ -1,0 +1,129 @@
+import json
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import boto3
+import dagster as dg
+import pytest
+from dagster_aws.s3 import S3Resource
+
+from snowplow_assets.defs.processing_manifest import RUN_FOLDERS, record_operator_action
+from snowplow_assets.defs.resources import LakeResource
+from snowplow_assets.defs.sensors.enriched_run_folders import enriched_run_folders
+from snowplow_assets_tests.conftest import write_run_folder
+from snowplow_assets_tests.defs.manifest_runs import create_run, fail, start, succeed
+
+
+@pytest.fixture
+def memory_instance():
+    instance = dg.DagsterInstance.ephemeral()
+    yield instance
+    instance.dispose()
+
+
+def tick(instance, lake_resource, cursor=None) -> dg.SensorResult:
+    with dg.build_sensor_context(instance=instance, resources={"lake": lake_resource}, cursor=cursor) as context:
+        return enriched_run_folders(context)
+
+
+def apply(instance, result: dg.SensorResult) -> None:
+    """What the sensor daemon does with a result's partition requests."""
+    for request in result.dynamic_partitions_requests:
+        instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+
+
+def test_the_sensor_starts_only_what_the_manifest_allows(definitions, memory_instance, lake, no_spark_needed):
+    instance, job = memory_instance, definitions.resolve_job_def("shred_enriched_run")
+    new, failed, processed, running, skipped = (f"run=2026-03-04-0{h}-00-00" for h in range(5))
+    for name in (new, failed, processed, running, skipped):
+        write_run_folder(lake, name, ["x"])
+    # Folders the manifest knows, whose partitions were then removed: they look new to the listing.
+    instance.add_dynamic_partitions("enriched_runs", [failed, processed, running, skipped])
+    fail(instance, create_run(instance, job, failed), "shred", "ValueError: boom")
+    succeed(instance, create_run(instance, job, processed), processed, {"good": 1})
+    start(instance, create_run(instance, job, running))
+    record_operator_action(instance, RUN_FOLDERS, skipped, "skip", "test data")
+    for name in (failed, processed, running, skipped):
+        instance.delete_dynamic_partition("enriched_runs", name)
+
+    first = tick(instance, definitions.resources["lake"])
+    assert [(r.partition_key, r.run_key) for r in first.run_requests] == [(new, new)]
+    [add] = first.dynamic_partitions_requests
+    assert list(add.partition_keys) == [new, failed, processed, running, skipped], "registered, but not started"
+    apply(instance, first)
+
+    resolved = record_operator_action(instance, RUN_FOLDERS, failed, "resolve", "bad line removed upstream")
+    second = tick(instance, definitions.resources["lake"], first.cursor)
+    assert [(r.partition_key, r.run_key) for r in second.run_requests] == [(failed, f"{failed}#{resolved.records[-1].id}")]
+    assert not second.dynamic_partitions_requests
+
+    third = tick(instance, definitions.resources["lake"], second.cursor)
+    assert third.run_requests == [], "a resolution starts one run, once"
+
+
+@pytest.fixture
+def no_spark_needed(monkeypatch):
+    from pyspark.sql import SparkSession
+
+    def refuse(builder):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(SparkSession.Builder, "getOrCreate", refuse)
+
+
+FOLDERS = [f"run=2026-01-01-{m // 60:02d}-{m % 60:02d}-00" for m in range(1050)]
+WAITING = 700
+LATE = "run=2025-12-31-23-59-00"
+
+
+@pytest.fixture(scope="module")
+def s3_lake(moto_server) -> str:
+    """1,050 run folders on a moto S3 server: every one marked _SUCCESS but one still being written."""
+    bucket = f"lake-{uuid.uuid4().hex[:12]}"
+    client = boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1")
+    client.create_bucket(Bucket=bucket)
+    objects = [f"lake/enriched/{name}/_SUCCESS" for i, name in enumerate(FOLDERS) if i != WAITING]
+    objects += [f"lake/enriched/{FOLDERS[WAITING]}/part-00000", "lake/enriched/not-a-run/part-00000"]
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda key: client.put_object(Bucket=bucket, Key=key, Body=b""), objects))
+    return f"s3://{bucket}/lake"
+
+
+def test_on_s3_the_sensor_pages_keeps_a_cursor_and_finds_late_folders(s3_lake, moto_server, memory_instance, monkeypatch, no_spark_needed):
+    monkeypatch.setenv("SNOWPLOW_SENSOR_CHUNK_SIZE", "500")
+    monkeypatch.setenv("SNOWPLOW_SENSOR_FULL_LIST_EVERY", "3")
+    monkeypatch.setenv("SNOWPLOW_READY_AFTER_SECONDS", "3600")
+    instance = memory_instance
+    lake = LakeResource(root=s3_lake, s3=S3Resource(endpoint_url=moto_server, region_name="us-east-1"))
+    requested: list[str] = []
+
+    def step(cursor):
+        result = tick(instance, lake, cursor)
+        apply(instance, result)
+        requested.extend(r.run_key for r in result.run_requests)
+        return result, json.loads(result.cursor)
+
+    first, cursor = step(None)  # a full listing: 1,051 folders over two pages; the first chunk
+    assert [r.partition_key for r in first.run_requests] == FOLDERS[:500]
+    assert cursor == {"after": FOLDERS[499], "observed": None, "ticks": 1}
+
+    second, cursor = step(first.cursor)  # only what sorts after the cursor; the waiting folder holds it back
+    assert [r.partition_key for r in second.run_requests] == FOLDERS[500:WAITING] + FOLDERS[WAITING + 1 : 1001]
+    assert cursor["after"] == FOLDERS[WAITING - 1]
+
+    third, cursor = step(second.cursor)
+    assert [r.partition_key for r in third.run_requests] == FOLDERS[1001:]
+    assert cursor["after"] == FOLDERS[WAITING - 1]
+
+    client = boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1")
+    bucket = s3_lake.removeprefix("s3://").split("/")[0]
+    client.put_object(Bucket=bucket, Key=f"lake/enriched/{FOLDERS[WAITING]}/_SUCCESS", Body=b"")
+    client.put_object(Bucket=bucket, Key=f"lake/enriched/{LATE}/_SUCCESS", Body=b"")
+    fourth, cursor = step(third.cursor)  # every third tick lists everything: the late folder is found
+    assert [r.partition_key for r in fourth.run_requests] == [LATE, FOLDERS[WAITING]]
+    assert cursor["after"] == FOLDERS[-1]
+
+    fifth, _ = step(fourth.cursor)
+    assert fifth.run_requests == [] and not fifth.dynamic_partitions_requests
+    assert sorted(requested) == sorted([*FOLDERS, LATE]), "each folder requested exactly once"
+    assert sorted(instance.get_dynamic_partitions("enriched_runs")) == sorted([*FOLDERS, LATE])

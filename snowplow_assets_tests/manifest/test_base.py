@@ -1,0 +1,155 @@
+"""The contract of the event manifest (manifest/base.py), held by both backends over several batches.
+
+Every test reads the scenario of conftest.py, run once per backend.
+"""
+
+import json
+import uuid
+from datetime import datetime, timezone
+
+import pytest
+from pyspark.sql import functions as F
+
+from snowplow_assets.events.dedup import (
+    CROSS_BATCH_DUPLICATE,
+    CROSS_BATCH_RENAME,
+    MANIFEST_ERROR,
+    NATURAL_DUPLICATE,
+    SYNTHETIC_ID_NAMESPACE,
+    SYNTHETIC_RENAME,
+)
+from snowplow_assets.manifest.base import DEFAULT_TTL_DAYS, SECONDS_PER_DAY, Batch, batch_etl_time
+from snowplow_assets_tests.manifest.conftest import (
+    B1,
+    B2,
+    B3,
+    B4,
+    B5,
+    BATCHES,
+    ETL,
+    A,
+    C,
+    D,
+    E,
+    N,
+    S,
+    U,
+    X,
+    Y,
+)
+
+DUPLICATE_FOLDER = "shredded-types/vendor=com.snowplowanalytics.snowplow/name=duplicate/format=jsonschema/version=1-0-0"
+
+
+def event_ids(output):
+    return [line.split("\t")[6] for line in output["atomic-events"]]
+
+
+def renamed_id(spark, line: str, event_id: str, fingerprint: str | None, etl: str) -> str:
+    """The documented new id: uuid5 of id|fingerprint|etl_tstamp|xxhash64(line)|ordinal (events/dedup.py)."""
+    [row] = spark.range(1).select(F.xxhash64(F.lit(line)).alias("h")).collect()
+    return str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{event_id}|{fingerprint or ''}|{etl}000|{row.h}|0"))
+
+
+def decided(step):
+    return {action: n for action, n in step.report.duplicates.items() if n}
+
+
+def test_batch_etl_time_is_the_earliest_etl_tstamp_and_the_same_on_a_rerun(scenario):
+    first, rerun = scenario.steps["B1"].report.event_manifest, scenario.steps["B1 rerun"].report.event_manifest
+    expected = int(datetime(2026, 3, 1, 10, 5, tzinfo=timezone.utc).timestamp())
+    assert first.batch == rerun.batch == Batch(B1, expected)
+    assert first.ttl == rerun.ttl == expected + DEFAULT_TTL_DAYS * SECONDS_PER_DAY
+    # A batch whose events carry no etl_tstamp falls back to its run folder's time, as stably.
+    assert batch_etl_time(None, B1) == int(datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc).timestamp())
+
+
+def test_first_batch_records_every_pair_and_id(scenario):
+    step = scenario.steps["B1"]
+    assert decided(step) == {}
+    assert sorted(event_ids(step.output)) == sorted([A, C, N, S, U])
+    counts = step.report.event_manifest.counts
+    assert (counts["pairs_recorded"], counts["ids_claimed"], counts["pairs_held"], counts["ids_held"]) == (4, 5, 0, 0)
+
+
+def test_cross_batch_natural_duplicates_are_dropped_and_counted(scenario):
+    step = scenario.steps["B2"]
+    report = step.report
+    assert decided(step) == {CROSS_BATCH_DUPLICATE: 2, CROSS_BATCH_RENAME: 2, SYNTHETIC_RENAME: 1}
+    assert A not in event_ids(step.output)
+    assert (report.lines_read, report.good, report.bad, report.removed) == (6, 4, 0, 2)
+    assert report.lines_read == report.good + report.bad + report.removed
+    assert report.event_manifest.counts["pairs_held"] == 2  # (A, fpA) and (S, fpS1), both held by B1
+    assert scenario.entries_before_expiry[(A, "fpA")] == scenario.entries_before_expiry[(S, "fpS1")] == B1
+
+
+def test_cross_batch_synthetic_duplicates_are_renamed_like_in_batch_ones(spark, scenario):
+    output = scenario.steps["B2"].output
+    c2, n2, s2, _ = (line for line in BATCHES[B2] if line.split("\t")[6] in (C, N, S, D) and "fpS1" not in line)
+    new_c = renamed_id(spark, c2, C, "fpC2", ETL[B2])
+    new_n = renamed_id(spark, n2, N, None, ETL[B2])
+    new_s = renamed_id(spark, s2, S, "fpS2", ETL[B2])  # an in-batch synthetic duplicate whose twin was dropped
+    assert sorted(event_ids(output)) == sorted([new_c, new_n, new_s, D])
+    originals = {json.loads(x)["hierarchy"]["rootId"]: json.loads(x)["data"]["originalEventId"] for x in output[DUPLICATE_FOLDER]}
+    assert originals == {new_c: C, new_n: N, new_s: S}
+    roots = {json.loads(x)["hierarchy"]["rootId"] for folder, lines in output.items() if folder.startswith("shredded-types") for x in lines}
+    assert roots == {new_c, new_n, new_s, D}, "an entity kept an id its event no longer has"
+
+
+def test_null_fingerprints_are_never_natural_duplicates_across_batches(scenario):
+    # N has no fingerprint in B1 and B2: never dropped, only renamed in B2 because B1 recorded its id.
+    b2_renamed = [json.loads(x)["data"]["originalEventId"] for x in scenario.steps["B2"].output[DUPLICATE_FOLDER]]
+    assert N in event_ids(scenario.steps["B1"].output) and N in b2_renamed
+    recorded = scenario.entries_before_expiry
+    assert recorded[(N, None)] == B1
+    assert not [key for key in recorded if key[0] == N and key[1] is not None], "a pair was recorded without a fingerprint"
+
+
+def test_out_of_order_processing_the_first_batch_processed_owns(scenario):
+    later_first, earlier_second = scenario.steps["B4"], scenario.steps["B3"]
+    assert decided(later_first) == {} and sorted(event_ids(later_first.output)) == sorted([X, Y])
+    assert decided(earlier_second) == {CROSS_BATCH_DUPLICATE: 1, CROSS_BATCH_RENAME: 1}
+    assert X not in event_ids(earlier_second.output) and Y not in event_ids(earlier_second.output)
+    assert E in event_ids(earlier_second.output)
+    owners = scenario.entries_before_expiry
+    assert owners[(X, "fpX")] == owners[(Y, "fpY2")] == owners[(Y, None)] == owners[(X, None)] == B4
+    assert owners[(Y, "fpY1")] == owners[(E, "fpE")] == B3
+
+
+@pytest.mark.parametrize("label", ["B1", "B3"])
+def test_rerunning_an_old_batch_after_newer_ones_gives_the_same_output(scenario, label):
+    first, rerun = scenario.steps[label], scenario.steps[f"{label} rerun"]
+    assert rerun.output == first.output
+    assert rerun.report.duplicates == first.report.duplicates
+    assert rerun.report.event_manifest.counts["pairs_held"] == first.report.event_manifest.counts["pairs_held"]
+    owned = [key for key, run in scenario.entries_before_expiry.items() if run == first.run]
+    assert owned, "the rerun lost its own entries"
+
+
+def test_every_event_id_is_unique_across_batches(scenario):
+    ids = [i for label in ("B1", "B2", "B3", "B4") for i in event_ids(scenario.steps[label].output)]
+    assert len(ids) == 13 and len(set(ids)) == len(ids)
+
+
+def test_no_event_is_a_runtime_error_when_the_manifest_answers(scenario):
+    for step in scenario.steps.values():
+        assert step.report.runtime_errors == 0 and MANIFEST_ERROR not in decided(step)
+        assert step.output["bad"] == []
+        assert NATURAL_DUPLICATE not in decided(step)
+
+
+def test_expired_entries_no_longer_cause_drops_or_renames(scenario):
+    step = scenario.steps["B5"]
+    assert decided(step) == {}
+    assert sorted(event_ids(step.output)) == sorted([A, C])
+    entries = scenario.after_expiry["entries"]
+    assert entries[(A, "fpA")] == entries[(A, None)] == entries[(C, "fpC3")] == entries[(C, None)] == B5
+    if scenario.backend == "lake":
+        # Compaction removed the four expired batches: index and folders hold B5 alone.
+        assert step.report.event_manifest.counts["expired_batches_removed"] == 4
+        assert scenario.after_expiry["indexed_batches"] == [B5]
+        assert [f.split(".")[0] for f in scenario.after_expiry["entry_folders"]] == [B5]
+        assert (C, "fpC1") not in entries
+    else:
+        # DynamoDB deletes expired items in its own time; until then the condition ignores them.
+        assert entries[(C, "fpC1")] == B1 and entries[(U, "fpU")] == B1

@@ -1,0 +1,119 @@
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import boto3
+import pytest
+
+from snowplow_assets.events.bad_rows import LOADER_RUNTIME_ERROR
+from snowplow_assets.events.output_checks import check_shredded_output
+from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
+from snowplow_assets.manifest.base import EventManifestUnavailable
+from snowplow_assets.manifest.checks import check_batch_against_manifest
+from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbConfig, DynamoDbEventManifest, create_table
+from snowplow_assets.storage import LocalFileSystem
+from snowplow_assets_tests.conftest import read_lines, write_run_folder
+from snowplow_assets_tests.manifest.conftest import B1, NOW, REGION, C, U, MovableClock, line, new_table
+
+RUN = "run=2026-03-01-10-00-00"
+ETL = "2026-03-01 10:05:00.000"
+RETRIED = "a0000001-0000-4000-8000-000000000001"  # throttled twice, then written
+THROTTLED = "a0000002-0000-4000-8000-000000000002"  # throttled on every attempt
+REFUSED = "a0000003-0000-4000-8000-000000000003"  # its id claim is refused outright
+HEALTHY = "a0000004-0000-4000-8000-000000000004"
+
+
+def unhealthy_dynamodb(target, body, attempt):
+    if target != "PutItem":
+        return None
+    event_id, fingerprint = body["Item"]["eventId"]["S"], body["Item"]["fingerprint"]["S"]
+    if event_id == RETRIED and fingerprint != "-" and attempt <= 2:
+        return "ProvisionedThroughputExceededException", "The level of configured provisioned throughput was exceeded"
+    if event_id == THROTTLED and fingerprint != "-":
+        return "ThrottlingException", "Rate of requests exceeds the allowed throughput"
+    if event_id == f"id:{REFUSED}":
+        return "AccessDeniedException", "not authorized to perform dynamodb:PutItem"
+    return None
+
+
+def test_throttling_is_retried_and_what_cannot_be_checked_becomes_runtime_error_bad_rows(
+    spark, lake, fs, moto_server, throttling_proxy
+):
+    table = new_table(moto_server, "throttled")
+    proxy = throttling_proxy(unhealthy_dynamodb)
+    write_run_folder(lake, RUN, [line(e, f"fp{e[7]}", ETL) for e in (RETRIED, THROTTLED, REFUSED, HEALTHY)])
+    through_proxy = DynamoDbConfig(table.table, REGION, proxy.url, max_attempts=4, backoff_base_seconds=0.001)
+    manifest = DynamoDbEventManifest(through_proxy, fs, clock=MovableClock(NOW))
+
+    report = shred_run_folder(spark, fs, lake, RUN, ShredOptions(event_manifest=manifest))
+
+    assert (report.lines_read, report.good, report.bad, report.runtime_errors, report.removed) == (4, 2, 2, 2, 0)
+    counts = report.event_manifest.counts
+    assert counts["retries"] == 2 + 3  # RETRIED twice; THROTTLED until its four attempts ran out
+    assert counts["errors"] == 3  # THROTTLED's pair; REFUSED's claim, and its pair, not attempted after it
+    assert sorted(code for code, _ in proxy.answered) == sorted(
+        ["ProvisionedThroughputExceededException"] * 2 + ["ThrottlingException"] * 4 + ["AccessDeniedException"]
+    )
+    assert sorted(line.split("\t")[6] for line in read_lines(Path(lake.shredded_good(RUN)) / "atomic-events")) == [
+        RETRIED,
+        HEALTHY,
+    ]
+    bad = {row["data"]["payload"]["event_id"]: row for row in map(json.loads, read_lines(lake.shredded_bad(RUN)))}
+    assert sorted(bad) == [THROTTLED, REFUSED]
+    assert {row["schema"] for row in bad.values()} == {LOADER_RUNTIME_ERROR}
+    assert "after 4 attempts: ThrottlingException" in bad[THROTTLED]["data"]["failure"]
+    assert "AccessDeniedException" in bad[REFUSED]["data"]["failure"]
+    payload = bad[THROTTLED]["data"]["payload"]
+    assert payload["event_fingerprint"] == "fp2" and payload["etl_tstamp"] == "2026-03-01T10:05:00.000Z"
+    assert payload["dvce_ismobile"] is False and payload["dvce_screenwidth"] == 1920
+    assert payload["contexts"]["data"][0]["data"] == {"id": "a0e3f1b2-0000-4000-8000-00000000cafe"}
+    marker = json.loads(Path(lake.shredding_complete(RUN)).read_text())
+    assert marker["data"]["count"] == {"good": 2, "bad": 2}
+    assert all(o.passed for o in check_shredded_output(spark, fs, report)), "lines are not accounted for on disk"
+
+    # Once DynamoDB is healthy, a rerun checks the rest and keeps what it recorded the first time.
+    healthy = DynamoDbEventManifest(table, fs, clock=MovableClock(NOW))
+    rerun = shred_run_folder(spark, fs, lake, RUN, ShredOptions(event_manifest=healthy))
+    assert (rerun.good, rerun.bad, rerun.runtime_errors, rerun.removed) == (4, 0, 0, 0)
+    assert check_batch_against_manifest(spark, fs, lake, healthy, rerun, claim_ids=True).passed
+
+
+def test_a_missing_table_stops_the_batch_before_any_work(spark, lake, fs, moto_server):
+    write_run_folder(lake, RUN, [line(HEALTHY, "fp", ETL)])
+    missing = DynamoDbEventManifest(DynamoDbConfig("no-such-table", REGION, moto_server), fs)
+    with pytest.raises(EventManifestUnavailable, match="'no-such-table' .* does not exist; create it with `snowplow-assets event-manifest create-table`"):
+        shred_run_folder(spark, fs, lake, RUN, ShredOptions(event_manifest=missing))
+    assert not Path(lake.uri("shredded")).exists()
+
+
+def test_a_table_with_other_keys_is_refused(moto_server):
+    client = boto3.client("dynamodb", region_name=REGION, endpoint_url=moto_server)
+    client.create_table(
+        TableName="other-keys",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    with pytest.raises(EventManifestUnavailable, match="key schema"):
+        DynamoDbEventManifest(DynamoDbConfig("other-keys", REGION, moto_server), LocalFileSystem()).verify()
+    with pytest.raises(EventManifestUnavailable, match="key schema"):
+        create_table(DynamoDbConfig("other-keys", REGION, moto_server))
+
+
+@pytest.mark.parametrize("scenario", ["dynamodb"], indirect=True)
+def test_items_follow_the_snowplow_table_design(scenario, moto_server):
+    client = boto3.client("dynamodb", region_name=REGION, endpoint_url=moto_server)
+    table = scenario.manifest.config.table
+    etl_time = int(datetime(2026, 3, 1, 10, 5, tzinfo=timezone.utc).timestamp())
+    pair = client.get_item(TableName=table, Key={"eventId": {"S": C}, "fingerprint": {"S": "fpC1"}})["Item"]
+    assert pair == {
+        "eventId": {"S": C},
+        "fingerprint": {"S": "fpC1"},
+        "etlTime": {"N": str(etl_time)},
+        "ttl": {"N": str(etl_time + 180 * 86400)},
+        "run": {"S": B1},
+    }
+    claim = client.get_item(TableName=table, Key={"eventId": {"S": f"id:{U}"}, "fingerprint": {"S": "-"}})["Item"]
+    assert claim["run"] == {"S": B1} and claim["ttl"] == pair["ttl"]
+    ttl = client.describe_time_to_live(TableName=table)["TimeToLiveDescription"]
+    assert (ttl["TimeToLiveStatus"], ttl["AttributeName"]) == ("ENABLED", "ttl")

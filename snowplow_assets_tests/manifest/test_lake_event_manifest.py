@@ -1,0 +1,106 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from snowplow_assets.lake import Lake
+from snowplow_assets.manifest.base import Batch, ConcurrentManifestWrite, EventManifestUnavailable
+from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
+from snowplow_assets.storage import LocalFileSystem
+from snowplow_assets_tests.manifest.conftest import B1, B2, B3, B4, NOW, MovableClock
+
+OLD, LIVE = "run=2025-01-01-00-00-00", "run=2026-03-01-00-00-00"
+
+
+def write_index(lake: Lake, batches: dict[str, dict], version: int = 7) -> None:
+    Path(lake.event_manifest).mkdir(parents=True, exist_ok=True)
+    document = {"format": 1, "version": version, "batches": batches}
+    Path(lake.event_manifest_index).write_text(json.dumps(document))
+
+
+def batch(run: str, token: str, ttl: int) -> dict:
+    return {"folder": f"{run}.{token}", "etl_time": ttl - 100, "ttl": ttl, "recorded_at": "2026-03-01T00:00:00+00:00"}
+
+
+@pytest.fixture
+def manifest(tmp_path) -> LakeEventManifest:
+    return LakeEventManifest(LocalFileSystem(), Lake(str(tmp_path / "lake")), clock=MovableClock(NOW))
+
+
+@pytest.mark.parametrize("scenario", ["lake"], indirect=True)
+def test_reruns_replace_their_own_folder_and_leave_one_per_batch(scenario):
+    layout = scenario.lake_layout_before_expiry
+    assert sorted(layout["batches"]) == [B1, B2, B3, B4]
+    assert sorted(layout["batches"].values()) == layout["folders"]  # no folder of a replaced version is left
+    assert layout["version"] == 6  # one publish per shred, reruns included
+
+
+def test_expiry_and_orphans_are_compacted_away(manifest):
+    lake = manifest.lake
+    now = int(NOW.timestamp())
+    write_index(lake, {OLD: batch(OLD, "a" * 16, now - 1), LIVE: batch(LIVE, "b" * 16, now + 1)})
+    for folder in (f"{OLD}.{'a' * 16}", f"{LIVE}.{'b' * 16}", f"{LIVE}.{'c' * 16}"):  # the last: a crashed publish
+        Path(lake.event_manifest_entry_folder(folder)).mkdir(parents=True)
+
+    assert manifest.expire() == 1
+    index = manifest.read_index()
+    assert list(index.batches) == [LIVE] and index.version == 8
+    assert [p.name for p in Path(lake.event_manifest_entries).iterdir()] == [f"{LIVE}.{'b' * 16}"]
+    assert manifest.expire() == 0 and manifest.read_index().version == 8  # nothing expired: index untouched
+
+
+def test_a_concurrent_writer_is_detected_and_nothing_is_published(manifest):
+    lake = manifest.lake
+    write_index(lake, {})
+    seen = manifest.read_index()
+    write_index(lake, {LIVE: batch(LIVE, "b" * 16, 2_000_000_000)}, version=seen.version + 1)  # another run
+    with pytest.raises(ConcurrentManifestWrite, match="another run wrote it at the same time"):
+        manifest._publish_index({}, seen.version)
+    assert list(manifest.read_index().batches) == [LIVE]
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        "{not json",
+        json.dumps({"format": 99, "version": 1, "batches": {}}),
+        json.dumps({"format": 1, "version": 1, "batches": {"../x": batch(LIVE, "b" * 16, 1)}}),
+        json.dumps({"format": 1, "version": 1, "batches": {LIVE: {**batch(LIVE, "b" * 16, 1), "folder": "../../etc"}}}),
+    ],
+)
+def test_an_unreadable_index_is_a_clear_error_and_never_a_path(manifest, document):
+    Path(manifest.lake.event_manifest).mkdir(parents=True)
+    Path(manifest.lake.event_manifest_index).write_text(document)
+    with pytest.raises(EventManifestUnavailable, match="event manifest index .* is unreadable"):
+        manifest.verify()
+
+
+def test_a_missing_entry_folder_is_a_clear_error(spark, manifest):
+    write_index(manifest.lake, {LIVE: batch(LIVE, "b" * 16, 2_000_000_000)})
+    keys = spark.createDataFrame([("x", "y")], "event_id STRING, fingerprint STRING")
+    with pytest.raises(EventManifestUnavailable, match="entry folder the event manifest index names is missing"):
+        manifest.lookup(keys)
+
+
+def test_runs_named_in_the_layout_are_validated():
+    lake = Lake("/lake")
+    assert lake.event_manifest_entry_folder(f"{B3}.{'0' * 16}") == f"/lake/event-manifest/entries/{B3}.{'0' * 16}"
+    for bad in ("..", f"{B4}", f"{B4}.xyz", f"../{B4}.{'0' * 16}"):
+        with pytest.raises(ValueError):
+            lake.event_manifest_entry_folder(bad)
+
+
+def test_a_batch_whose_keys_are_all_held_records_no_folder_and_a_rerun_touches_only_its_own(spark, manifest, tmp_path):
+    first, copy = Batch("run=2026-03-01-10-00-00", 1772359500), Batch("run=2026-03-01-11-00-00", 1772363100)
+    kept = spark.createDataFrame([("a", "fp")], "event_id STRING, fingerprint STRING")
+    manifest.check_and_set(kept, first, True, str(tmp_path / "w1"))
+    check = manifest.check_and_set(kept, copy, True, str(tmp_path / "w2"))
+
+    assert sorted((r.kind, r.status) for r in check.findings.collect()) == [("id", "held"), ("pair", "held")]
+    index = manifest.read_index()
+    assert index.batches[copy.run].folder is None  # S3 has no empty folders; the index says "none" instead
+    before = index.batches[copy.run]
+    manifest.check_and_set(kept, first, True, str(tmp_path / "w3"))  # a rerun of the first batch
+    after = manifest.read_index()
+    assert after.batches[copy.run] == before and after.batches[first.run].folder != index.batches[first.run].folder
+    assert [p.name for p in Path(manifest.lake.event_manifest_entries).iterdir()] == [after.batches[first.run].folder]

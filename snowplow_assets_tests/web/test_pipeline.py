@@ -1,0 +1,282 @@
+"""WebRun: item 7, the same events split over many incremental runs give exactly the tables of one full run;
+and the models built from real shred output agree with the events in it.
+
+The events arrive in six batches, and the models run after batches land, through every state of the run
+limits: the first run, standard runs, a model added later (users, backfilled from start_date while the others
+write nothing), and a failure of sessions that leaves sessions and users behind until an out-of-sync run
+catches them up. The batches hold the awkward cases: a session split across runs, events that arrive in a
+later batch than events collected after them (within the lookback window), one that moves a session's start
+earlier, a cross-batch duplicate, an event sent days after it was created, events without a session, a bot
+session that outlives max_session_days (in the run where sessions fails) and keeps sending after it is
+quarantined, and pings of a page view in another session.
+"""
+
+import json
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+
+from snowplow_assets.datagen.enriched import GenerationOptions, generate_run_folder
+from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS
+from snowplow_assets.events.shred_batch import shred_run_folder
+from snowplow_assets.lake import Lake
+from snowplow_assets.storage import LocalFileSystem
+from snowplow_assets.web.pipeline import TABLES, WebRun
+from snowplow_assets.web.run_limits import RunState
+from snowplow_assets.web.upsert import read_table
+from snowplow_assets.web.variables import MODELS, PAGE_VIEWS, SESSIONS, USERS, WebVariables
+from snowplow_assets_tests.web.shredded import Event, ts, uid, write_shredded_run
+
+VARIABLES = WebVariables(start_date=date(2026, 3, 1))
+T0 = ts("2026-03-01 08:00:00")
+H, D = timedelta(hours=1), timedelta(days=1)
+CAP = T0 + timedelta(minutes=10) + 3 * D  # the bot session's start + max_session_days
+
+
+def page_view(name: str, session: str, user: str, at, pings=(), **kwargs) -> list[Event]:
+    """A page view and its pings, `pings` seconds after it."""
+    events = [Event(name, at, session, user, page_view=name, **kwargs)]
+    events += [
+        Event(f"{name}/ping{i}", at + timedelta(seconds=s), session, user, event="page_ping", page_view=name)
+        for i, s in enumerate(pings)
+    ]
+    return events
+
+
+def m(minutes: float) -> timedelta:
+    return timedelta(minutes=minutes)
+
+
+BATCHES = {
+    "run=2026-03-01-09-00-00": [
+        *page_view("s1/home", "s1", "u1", T0, pings=(12, 25)),
+        *page_view("s1/shoes", "s1", "u1", T0 + m(5), pings=(11, 22, 41)),
+        # created four days before it was sent: dropped as late (days_late_allowed = 3)
+        Event("s1/stale", T0 + m(7), "s1", "u1", event="struct", created=T0 + m(7) - 4 * D, sent=T0 + m(7) - timedelta(seconds=1)),
+        Event("anonymous", T0 + m(8), None, None),
+        Event("before-start-date", ts("2026-02-28 23:00:00"), "s0", "u9"),
+        *page_view("s3/home", "s3", "u2", T0 + m(50), pings=(10, 20)),
+        *page_view("bot/1", "bot", "u4", T0 + m(10)),
+    ],
+    "run=2026-03-01-11-05-00": [
+        # collected before the previous batch was cut, delivered with this one
+        Event("s3/home/late-ping", T0 + m(50.5), "s3", "u2", event="page_ping", page_view="s3/home"),
+        *page_view("s3/cart", "s3", "u2", T0 + m(70), pings=(10, 20, 30)),
+        *page_view("s4/home", "s4", "u3", T0 + m(100), pings=(10,)),
+        *page_view("s5/sale", "s5", "u3", T0 + m(180), pings=(10, 20)),
+        # the same page view again, enriched later: a cross-batch duplicate
+        Event("s1/shoes", T0 + m(5), "s1", "u1", page_view="s1/shoes", etl=T0 + 2 * H),
+    ],
+    "run=2026-03-02-08-00-00": [
+        Event("s4/late", T0 + m(110), "s4", "u3", page_view="s4/more"),  # late, extends s4
+        Event("s5/early", T0 + m(178), "s5", "u3", event="struct"),  # late, moves s5's start earlier
+        *page_view("bot/2", "bot", "u4", T0 + 12 * H),
+        *page_view("s2/home", "s2", "u1", T0 + 20 * H, pings=(10, 20, 30, 40)),
+    ],
+    "run=2026-03-05-08-00-00": [
+        Event("s2/before", T0 + 20 * H - m(2), "s2", "u1", event="struct"),  # late by 2 minutes, within lookback
+        *page_view("bot/3", "bot", "u4", T0 + D + 12 * H),
+        *page_view("s7/home", "s7", "u5", T0 + D + 20 * H, pings=(10,)),
+        Event("s7/untracked-page", T0 + D + 21 * H, "s7", "u5"),  # a page_view without a web_page context
+        *page_view("bot/4", "bot", "u4", T0 + 2 * D + 12 * H),
+        *page_view("bot/5", "bot", "u4", CAP + H),  # past the cap: the session is quarantined
+    ],
+    "run=2026-03-06-08-00-00": [
+        *page_view("bot/6", "bot", "u4", T0 + 4 * D),  # quarantined: never folded in
+        *page_view("s8/home", "s8", "u5", T0 + 4 * D, pings=(10, 20)),
+    ],
+    "run=2026-03-07-08-00-00": [
+        *page_view("bot/7", "bot", "u4", T0 + 5 * D + 12 * H),
+        *page_view("s9/home", "s9", "u1", T0 + 5 * D + 20 * H, pings=(10,)),
+        # a tab left open: pings of s1's page view, in a new session
+        Event("s9/old-tab", T0 + 5 * D + 20 * H + m(1), "s9", "u1", event="page_ping", page_view="s1/home"),
+    ],
+}
+RUNS = list(BATCHES)
+
+# (batches landed before the run, now, models built): users starts in the third run; in the fourth, which
+# quarantines the bot session, sessions "fails" and so users is not built either.
+SCHEDULE = [
+    (RUNS[:1], T0 + H, MODELS[:4]),
+    (RUNS[1:3], T0 + D, MODELS[:4]),
+    ([], T0 + D, MODELS),
+    (RUNS[3:4], T0 + 4 * D, MODELS[:3]),
+    ([], T0 + 4 * D, MODELS),
+    (RUNS[4:], T0 + 6 * D, MODELS),
+]
+
+
+def table_rows(spark, lake: Lake, model: str) -> list[tuple]:
+    return sorted(tuple(row) for row in read_table(spark, LocalFileSystem(), lake, TABLES[model]).collect())
+
+
+@pytest.fixture(scope="module")
+def incremental(spark, tmp_path_factory):
+    lake = Lake(str(tmp_path_factory.mktemp("incremental") / "lake"))
+    fs = LocalFileSystem()
+    manifest: dict = {}
+    history = []
+    for landed, now, models in SCHEDULE:
+        for run in landed:
+            write_shredded_run(lake, run, BATCHES[run], raw_lines=["not\tan\tevent"] if run == RUNS[0] else [])
+        enabled = MODELS if USERS in manifest or models == MODELS else MODELS[:4]
+        with WebRun(spark, fs, lake, VARIABLES, enabled, manifest, now) as web:
+            results = {model: web.build(model) for model in models}
+            if now == SCHEDULE[-1][1]:
+                history.append(("checks", [c for model in MODELS for c in web.check(model)]))
+        manifest.update({model: r.last_success for model, r in results.items()})
+        history.append((web.limits, results))
+    return lake, history
+
+
+@pytest.fixture(scope="module")
+def full(spark, tmp_path_factory):
+    lake = Lake(str(tmp_path_factory.mktemp("full") / "lake"))
+    for run, events in BATCHES.items():
+        write_shredded_run(lake, run, events, raw_lines=["not\tan\tevent"] if run == RUNS[0] else [])
+    with WebRun(spark, LocalFileSystem(), lake, VARIABLES, MODELS, {}, T0 + 6 * D) as web:
+        results = {model: web.build(model) for model in MODELS}
+    return lake, web.limits, results
+
+
+def test_the_runs_go_through_every_state(incremental):
+    _, history = incremental
+    states = [limits.state for limits, _ in history if limits != "checks"]
+    assert states == [
+        RunState.FIRST_RUN, RunState.STANDARD, RunState.NEW_MODEL, RunState.STANDARD, RunState.OUT_OF_SYNC,
+        RunState.STANDARD,
+    ]  # fmt: skip
+    new_model_limits, new_model = history[2]
+    # users is backfilled from start_date while the others, already there, write nothing
+    assert new_model_limits.lower == ts("2026-03-01 00:00:00")
+    assert {m: r.ran for m, r in new_model.items()} == {**dict.fromkeys(MODELS[:4], False), USERS: True}
+    assert new_model[USERS].rows == 4 and all(new_model[m].rows == 0 for m in MODELS[:4])
+    # after sessions "failed", the out-of-sync run rebuilds only sessions and users, up to the others
+    catch_up_limits, catch_up = history[4]
+    assert {m for m, r in catch_up.items() if r.ran} == {SESSIONS, USERS}
+    assert catch_up_limits.upper == history[3][1][PAGE_VIEWS].last_success
+    assert len({r.last_success for r in catch_up.values()}) == 1
+
+
+def test_incremental_runs_equal_one_full_run(spark, incremental, full):
+    incremental_lake, _ = incremental
+    full_lake, limits, results = full
+    assert limits.state is RunState.FIRST_RUN and all(r.ran for r in results.values())
+    for model in MODELS:
+        expected = table_rows(spark, full_lake, model)
+        assert expected, model
+        assert table_rows(spark, incremental_lake, model) == expected, model
+
+
+def test_the_last_successes_agree_and_checks_pass(incremental, full):
+    _, history = incremental
+    _, _, results = full
+    final = history[-1][1]
+    assert {r.last_success for r in final.values()} == {results[USERS].last_success}
+    assert results[USERS].last_success == T0 + 5 * D + 20 * H + m(1)
+    [(_, outcomes)] = [entry for entry in history if entry[0] == "checks"]
+    assert all(o.passed for o in outcomes), [o for o in outcomes if not o.passed]
+
+
+def test_a_run_without_new_data_leaves_last_success_alone(incremental):
+    _, history = incremental
+    _, new_model_run = history[2]
+    _, before = history[1]
+    for model in MODELS[:4]:
+        assert new_model_run[model].last_success == before[model].last_success
+
+
+def test_what_the_first_window_dropped_is_counted(incremental):
+    _, history = incremental
+    counts = history[0][1][MODELS[0]].counts
+    # 14 lines in the window: 13 events collected after start_date and one line without fields
+    assert counts["events"] == 14
+    assert (counts["malformed"], counts["duplicate"], counts["late"], counts["unidentified"]) == (1, 0, 1, 1)
+    assert counts["valid"] == 11 == counts["events"] - 3
+    assert counts["new_sessions"] == 3 and counts["sessions_touched"] == 3
+
+
+def test_quarantined_bot_session_is_capped_and_frozen(spark, incremental):
+    lake, history = incremental
+    quarantined = table_rows(spark, lake, "quarantined_sessions")
+    assert [(row[0], row[2], row[3]) for row in quarantined] == [(uid("bot"), T0.replace(tzinfo=None) + m(10), CAP.replace(tzinfo=None))]
+    sessions = {row[0]: row for row in table_rows(spark, lake, SESSIONS)}
+    bot = sessions[uid("bot")]
+    assert (bot[4], bot[6]) == (4, 4)  # page views, events: bot/1 to bot/4; bot/5 onwards are past the cap
+    last_counts = history[-1][1][MODELS[0]].counts
+    # bot/5, read again within the lookback window, bot/6 and bot/7
+    assert last_counts["quarantined_events"] == 3 and last_counts["quarantined_sessions_seen"] == 1
+    # the derived models built the bot session up to its cap while catching up, and skip it since
+    [(_, outcomes)] = [entry for entry in history if entry[0] == "checks"]
+    assert [o.metadata for o in outcomes if o.name == "quarantined_sessions_gain_no_events"] == [
+        {"rebuilt_quarantined_sessions": 0}
+    ]
+
+
+def test_late_events_and_duplicates_land_where_they_belong(spark, incremental):
+    lake, _ = incremental
+    lifecycle = {row[0]: row for row in table_rows(spark, lake, "sessions_lifecycle")}
+    assert lifecycle[uid("s5")][2] == (T0 + m(178)).replace(tzinfo=None)  # start moved to the late event
+    assert lifecycle[uid("s5")][4] == uid("s5/early")
+    assert lifecycle[uid("s2")][2] == (T0 + 20 * H - m(2)).replace(tzinfo=None)
+    sessions = {row[0]: row for row in table_rows(spark, lake, SESSIONS)}
+    assert sessions[uid("s1")][6] == 7  # 2 page views, 5 pings; the stale event and the duplicate are not there
+    assert sessions[uid("s4")][4:7] == (2, 5, 3)  # s4/home with a ping, and the late page view
+    assert uid("s0") not in sessions and uid("u9") not in {row[1] for row in sessions.values()}
+    views = {row[0]: row for row in table_rows(spark, lake, PAGE_VIEWS)}
+    assert views[uid("s3/home")][10] == 3  # two pings in the first batch, one late one
+    assert views[uid("s1/home")][10] == 2  # the old tab's ping in s9 does not count here
+    assert uid("s7/untracked-page") not in {row[1] for row in views.values()}
+    users = {row[0]: row for row in table_rows(spark, lake, USERS)}
+    assert users[uid("u1")][3:6] == (uid("s1"), uid("s9"), 3)
+
+
+# Real shred output --------------------------------------------------------------------------------------
+
+
+def _shredded_events(lake: Lake, run: str) -> list[dict[str, str]]:
+    """The atomic events of a shredded run folder as dicts, each with the page view id of its web_page context."""
+    good = Path(lake.shredded_good(run))
+    page_ids: dict[str, str] = {}
+    for line in (good / "shredded-types").glob("vendor=*/name=web_page/format=jsonschema/version=1-*/part-*"):
+        for text in line.read_text().splitlines():
+            entity = json.loads(text)
+            root = entity["hierarchy"]["rootId"]
+            page_ids[root] = min(page_ids.get(root, entity["data"]["id"]), entity["data"]["id"])
+    events = []
+    for part in (good / "atomic-events").glob("part-*"):
+        for text in part.read_text().splitlines():
+            values = dict(zip((f.name for f in ATOMIC_FIELDS), text.split("\t"), strict=True))
+            events.append({**values, "page_view_id": page_ids.get(values["event_id"], "")})
+    return events
+
+
+def test_models_built_from_real_shred_output_match_the_events(spark, tmp_path):
+    lake, fs = Lake(str(tmp_path / "lake")), LocalFileSystem()
+    run = "run=2026-03-01-10-00-00"
+    generate_run_folder(Path(lake.enriched_run(run)), GenerationOptions(events=400, seed=11, start=ts("2026-03-01 10:00:00")))
+    shred_run_folder(spark, fs, lake, run)
+    events = [e for e in _shredded_events(lake, run) if e["domain_sessionid"] and e["domain_userid"]]
+    variables = WebVariables(start_date=date(2026, 2, 1))
+    with WebRun(spark, fs, lake, variables, MODELS, {}, ts("2026-03-02 00:00:00")) as web:
+        results = {model: web.build(model) for model in MODELS}
+    assert results[MODELS[0]].counts["valid"] == len(events) and results[MODELS[0]].counts["late"] == 0
+
+    by_session: dict[str, list[dict[str, str]]] = {}
+    for e in events:
+        by_session.setdefault(e["domain_sessionid"], []).append(e)
+    views = {(e["domain_sessionid"], e["page_view_id"]) for e in events if e["event"] == "page_view" and e["page_view_id"]}
+    pings = sum(1 for e in events if e["event"] == "page_ping" and (e["domain_sessionid"], e["page_view_id"]) in views)
+    sessions = {r.session_id: r for r in read_table(spark, fs, lake, TABLES[SESSIONS]).collect()}
+    assert {s: (r.total_events, r.page_views) for s, r in sessions.items()} == {
+        s: (len(es), len({e["page_view_id"] for e in es if e["event"] == "page_view" and e["page_view_id"]}))
+        for s, es in by_session.items()
+    }
+    page_views = read_table(spark, fs, lake, TABLES[PAGE_VIEWS]).collect()
+    assert {r.page_view_id for r in page_views} == {view for _, view in views}
+    assert sum(r.page_pings for r in page_views) == pings > 0
+    users = read_table(spark, fs, lake, TABLES[USERS]).collect()
+    assert {(r.domain_userid, r.sessions) for r in users} == {
+        (u, len({e["domain_sessionid"] for e in events if e["domain_userid"] == u})) for u in {e["domain_userid"] for e in events}
+    }
