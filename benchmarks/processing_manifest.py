@@ -58,7 +58,7 @@ from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
 from dagster._core.storage.runs.schema import RunsTable, RunTagsTable
 from dagster._utils.error import SerializableErrorInfo
 
-from snowplow_assets.defs.processing_manifest import RUN_FOLDERS, ProcessingManifest, read_manifest, startable_runs
+from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest, read_manifest, startable_runs
 from snowplow_assets.processing import State
 
 WORK = Path(__file__).resolve().parent / "work"

@@ -13,8 +13,8 @@ from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import Queued
 
 from snowplow_assets.defs.assets.enriched_batch import enriched_batch
 from snowplow_assets.defs.assets.shredded import shred
-from snowplow_assets.defs.jobs import shred_enriched_run
-from snowplow_assets.defs.processing_manifest import RUN_FOLDERS, ProcessingManifest
+from snowplow_assets.defs.jobs.shred_enriched_run import shred_enriched_run
+from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest
 from snowplow_assets.defs.resources import EVENT_MANIFEST_TAG, build_resources
 from snowplow_assets.processing import State
 from snowplow_assets.settings import PROJECT_ROOT, Settings

@@ -1,7 +1,7 @@
 """`snowplow-assets manifest`: the processing manifest, and the operator's `skip` and `resolve`.
 
 Every item (enriched run folder, CDC landing folder) with its state and records, derived from the
-project's Dagster instance (snowplow_assets/defs/processing_manifest.py). Text output shows one item per
+project's Dagster instance (snowplow_assets/defs/manifests/processing_manifest.py). Text output shows one item per
 line with its records indented below it; `--json` prints one JSON document with every field. `skip` and
 `resolve` record the operator's decision as an AssetObservation that the Dagster UI shows on the asset.
 """
@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from snowplow_assets.cli.instance import project_instance
-from snowplow_assets.defs.processing_manifest import RUN_FOLDERS, ItemKind, parse_item, read_manifest, record_operator_action
+from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ItemKind, parse_item, read_manifest, record_operator_action
 from snowplow_assets.lake import Lake
 from snowplow_assets.processing import Item, Record, State
 from snowplow_assets.processing.records import iso_time

@@ -12,7 +12,7 @@ from snowplow_assets.cli.instance import project_instance
 from snowplow_assets.cli.process_cdc import process_cdc
 from snowplow_assets.cli.runs import RunOutcome, execute_run
 from snowplow_assets.cli.web_models import build_web_models
-from snowplow_assets.defs.processing_manifest import RUN_FOLDERS, ProcessingManifest
+from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest
 from snowplow_assets.lake import Lake, validate_run_folder
 from snowplow_assets.processing import Item, State
 from snowplow_assets.run_folders import find_new_run_folders

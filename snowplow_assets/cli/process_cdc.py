@@ -14,7 +14,7 @@ from collections.abc import Callable
 import dagster as dg
 
 from snowplow_assets.cli.runs import IN_FLIGHT, RunOutcome, execute_run
-from snowplow_assets.defs.processing_manifest import CDC_LANDINGS, ProcessingManifest
+from snowplow_assets.defs.manifests.processing_manifest import CDC_LANDINGS, ProcessingManifest
 from snowplow_assets.lake import CDC_LANDING_FOLDER, Lake
 from snowplow_assets.processing import State
 from snowplow_assets.run_folders import find_new_folders

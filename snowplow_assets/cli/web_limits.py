@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import click
 
 from snowplow_assets.cli.instance import project_instance
-from snowplow_assets.defs.web_manifest import read_web_manifest
+from snowplow_assets.defs.manifests.web_manifest import read_web_manifest
 from snowplow_assets.settings import Settings
 from snowplow_assets.web.run_limits import RunLimits, format_timestamp, run_limits
 from snowplow_assets.web.variables import WebVariables, parse_models

@@ -6,7 +6,7 @@ from click.testing import CliRunner
 from snowplow_assets.cli import main
 from snowplow_assets.cli.process import FOLLOW_UP_STEPS
 from snowplow_assets.cli.web_models import build_web_models
-from snowplow_assets.defs.web_manifest import read_web_manifest
+from snowplow_assets.defs.manifests.web_manifest import read_web_manifest
 from snowplow_assets.lake import Lake
 from snowplow_assets_tests.web.shredded import Event, ts, write_shredded_run
 

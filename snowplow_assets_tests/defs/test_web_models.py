@@ -12,7 +12,7 @@ from dagster_pyspark import LazyPySparkResource
 from snowplow_assets.cli import main
 from snowplow_assets.defs.assets.web_models import build_web_models
 from snowplow_assets.defs.resources import LakeResource, WebModelsResource
-from snowplow_assets.defs.web_manifest import read_web_manifest, web_asset_key
+from snowplow_assets.defs.manifests.web_manifest import read_web_manifest, web_asset_key
 from snowplow_assets.lake import Lake
 from snowplow_assets.spark import spark_session_config
 from snowplow_assets.web.variables import MODELS

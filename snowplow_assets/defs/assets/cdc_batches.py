@@ -6,7 +6,7 @@ from dagster_pyspark import LazyPySparkResource
 from snowplow_assets.cdc.batches import BatchResult, cut_batches
 from snowplow_assets.cdc.models import CdcModels, load_models
 from snowplow_assets.defs.assets.cdc_history import CDC_DELETES, CDC_HISTORY
-from snowplow_assets.defs.cdc_resources import CdcResource
+from snowplow_assets.defs.resources import CdcResource
 from snowplow_assets.defs.checks.cdc_checks import CDC_BATCHES, cdc_batch_check_results, cdc_batch_check_specs
 from snowplow_assets.defs.resources import LakeResource
 from snowplow_assets.settings import Settings

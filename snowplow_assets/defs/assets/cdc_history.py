@@ -4,7 +4,7 @@ import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
 from snowplow_assets.cdc.history import IngestedLanding, ingest_landing
-from snowplow_assets.defs.cdc_resources import CdcResource
+from snowplow_assets.defs.resources import CdcResource
 from snowplow_assets.defs.partitions import cdc_landings
 from snowplow_assets.defs.resources import LakeResource
 

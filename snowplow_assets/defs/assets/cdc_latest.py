@@ -3,7 +3,7 @@ from dagster_pyspark import LazyPySparkResource
 
 from snowplow_assets.cdc.latest import write_latest
 from snowplow_assets.defs.assets.cdc_history import CDC_DELETES, CDC_HISTORY
-from snowplow_assets.defs.cdc_resources import CdcResource
+from snowplow_assets.defs.resources import CdcResource
 from snowplow_assets.defs.checks.cdc_checks import CDC_BATCHES
 from snowplow_assets.defs.resources import LakeResource
 

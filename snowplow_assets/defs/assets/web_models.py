@@ -16,7 +16,7 @@ from dagster_pyspark import LazyPySparkResource
 
 from snowplow_assets.defs.checks.web_checks import WEB_CHECK_SPECS, web_check_results
 from snowplow_assets.defs.resources import LakeResource, WebModelsResource
-from snowplow_assets.defs.web_manifest import LAST_SUCCESS, WEB_MODELS_JOB, read_web_manifest, web_asset_key
+from snowplow_assets.defs.manifests.web_manifest import LAST_SUCCESS, WEB_MODELS_JOB, read_web_manifest, web_asset_key
 from snowplow_assets.web.pipeline import TABLES, ModelResult, WebRun, drop_summary
 from snowplow_assets.web.variables import MODELS, UPSTREAM, closed_upstream
 

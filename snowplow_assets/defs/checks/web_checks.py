@@ -4,7 +4,7 @@ from collections.abc import Iterable, Iterator
 
 import dagster as dg
 
-from snowplow_assets.defs.web_manifest import web_asset_key
+from snowplow_assets.defs.manifests.web_manifest import web_asset_key
 from snowplow_assets.web.checks import PAGE_VIEW_COUNTS_AGREE, QUARANTINED_SESSIONS_FROZEN, UNIQUE_KEYS, CheckOutcome
 from snowplow_assets.web.pipeline import TABLES
 from snowplow_assets.web.variables import MODELS, SESSIONS

@@ -1,6 +1,6 @@
 import dagster as dg
 
-from snowplow_assets.defs.cdc_jobs import CDC_BATCH_JOB
+from snowplow_assets.defs.jobs.cdc import CDC_BATCH_JOB
 from snowplow_assets.settings import Settings
 
 

@@ -1,7 +1,7 @@
 import dagster as dg
 
-from snowplow_assets.defs.cdc_jobs import cdc_ingest_landing
-from snowplow_assets.defs.processing_manifest import CDC_LANDINGS
+from snowplow_assets.defs.jobs.cdc import cdc_ingest_landing
+from snowplow_assets.defs.manifests.processing_manifest import CDC_LANDINGS
 from snowplow_assets.defs.resources import LakeResource
 from snowplow_assets.defs.sensors.folder_discovery import evaluate_folder_sensor
 from snowplow_assets.settings import Settings

@@ -1,7 +1,7 @@
 import dagster as dg
 
-from snowplow_assets.defs.jobs import shred_enriched_run
-from snowplow_assets.defs.processing_manifest import RUN_FOLDERS
+from snowplow_assets.defs.jobs.shred_enriched_run import shred_enriched_run
+from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS
 from snowplow_assets.defs.resources import LakeResource
 from snowplow_assets.defs.sensors.folder_discovery import evaluate_folder_sensor
 from snowplow_assets.settings import Settings

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 import dagster as dg
 
-from snowplow_assets.defs.processing_manifest import ItemKind, resolved_since, startable_runs
+from snowplow_assets.defs.manifests.processing_manifest import ItemKind, resolved_since, startable_runs
 from snowplow_assets.run_folders import scan_folders
 from snowplow_assets.settings import Settings
 from snowplow_assets.storage import LakeFileSystem

@@ -3,7 +3,7 @@ import pytest
 import sqlalchemy
 from dagster._core.storage.tags import PARTITION_NAME_TAG
 
-from snowplow_assets.defs.processing_manifest import (
+from snowplow_assets.defs.manifests.processing_manifest import (
     CDC_LANDINGS,
     RUN_FOLDERS,
     ProcessingManifest,

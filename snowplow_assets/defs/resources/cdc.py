@@ -19,7 +19,3 @@ class CdcResource(dg.ConfigurableResource):
 def build_cdc_resource(settings: Settings) -> CdcResource:
     return CdcResource(models_path=settings.cdc_models, batch_retention_hours=settings.cdc_batch_retention_hours)
 
-
-@dg.definitions
-def cdc_resources() -> dg.Definitions:
-    return dg.Definitions(resources={"cdc": build_cdc_resource(Settings())})
