@@ -1,0 +1,11 @@
+"""Iglu schema URIs of the generated events and entities, and of the JSON wrappers around them."""
+
+CONTEXTS_SCHEMA = "iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-1"
+UNSTRUCT_EVENT_SCHEMA = "iglu:com.snowplowanalytics.snowplow/unstruct_event/jsonschema/1-0-0"
+WEB_PAGE_SCHEMA = "iglu:com.snowplowanalytics.snowplow/web_page/jsonschema/1-0-0"
+LINK_CLICK_SCHEMA = "iglu:com.snowplowanalytics.snowplow/link_click/jsonschema/1-0-1"
+CHECKOUT_STEP_SCHEMA = "iglu:com.acme/checkout_step/jsonschema/1-0-0"
+USER_CONTEXT_SCHEMA = "iglu:com.acme/user_context/jsonschema/1-0-0"
+SCHEMA_ORG_WEB_PAGE_SCHEMA = "iglu:org.schema/WebPage/jsonschema/1-0-0"
+UA_PARSER_SCHEMA = "iglu:com.snowplowanalytics.snowplow/ua_parser_context/jsonschema/1-0-0"
+YAUAA_SCHEMA = "iglu:nl.basjes/yauaa_context/jsonschema/1-0-4"
