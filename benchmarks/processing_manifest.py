@@ -17,7 +17,8 @@ and its row and tags in the run storage. Rows are inserted in bulk through the s
 from events serialised by Dagster's own code. What the benchmark leaves out is each run's own SQLite file
 of step logs: the manifest never reads those, and 100,000 of them would be 100,000 files.
 
-It then times, on the instance as a user would open it:
+It then times, on the instance as a user would open it (results in benchmarks/results/processing_manifest.json,
+with the machine's load average before and after):
 - the states of every item, as `process` reads them (`read_manifest(payloads=False)`);
 - the full listing (`read_manifest`: every item, state and record), and rendering it as `manifest --json`
   (which decodes every payload);
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -58,10 +60,12 @@ from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
 from dagster._core.storage.runs.schema import RunsTable, RunTagsTable
 from dagster._utils.error import SerializableErrorInfo
 
-from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest, read_manifest, startable_runs
+from snowplow_assets.defs.manifests.manifest_locks import startable_runs
+from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest, read_manifest
 from snowplow_assets.processing import State
 
 WORK = Path(__file__).resolve().parent / "work"
+RESULTS = Path(__file__).resolve().parent / "results"
 JOB = "shred_enriched_run"
 ASSETS = ["enriched_batch", "atomic_events", "shredded_types", "event_manifest"]
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp()
@@ -257,12 +261,20 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--lookups", type=int, default=200)
     parser.add_argument("--rebuild", action="store_true", help="Build the instances again even if cached.")
     args = parser.parse_args(argv)
+    results = []
     for count in args.items:
         home = WORK / f"processing_manifest_{count}"
         if args.rebuild or not (home / "built").exists():
             seconds, _ = timed(lambda home=home, count=count: build(home, count))
             print(f"built {count} items in {seconds:.0f} s", flush=True)
-        print(json.dumps(measure(home, count, args.lookups)), flush=True)
+        # Other work on the machine slows every figure down: the load is part of the result.
+        load_before = [round(x, 1) for x in os.getloadavg()]
+        measured = measure(home, count, args.lookups)
+        measured["load_average"] = {"before": load_before, "after": [round(x, 1) for x in os.getloadavg()], "cores": os.cpu_count()}
+        print(json.dumps(measured), flush=True)
+        results.append(measured)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "processing_manifest.json").write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -187,6 +187,7 @@ def _stages(spark: Any, group: str) -> list[dict[str, Any]]:
                     "stage": stage["stageId"],
                     "seconds": round((ended - started).total_seconds(), 1),
                     "task_seconds": round(stage["executorRunTime"] / 1000, 1),
+                    "task_cpu_seconds": round(stage["executorCpuTime"] / 1e9, 1),
                     "tasks": stage["numTasks"],
                     "input_mb": round(stage["inputBytes"] / 2**20),
                     "output_mb": round(stage["outputBytes"] / 2**20),
@@ -454,10 +455,10 @@ def main(argv: list[str]) -> None:
     if args.profile:
         for size in measured:
             print(f"\nStages of the last shred run, {size['events']:,} events (event log: {EVENT_LOG}):\n")
-            print("| stage | seconds | task seconds | tasks | input MB | output MB | shuffle read MB | shuffle write MB | name |")
-            print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+            print("| stage | seconds | task seconds | task CPU seconds | tasks | input MB | output MB | shuffle read MB | shuffle write MB | name |")
+            print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
             for s in size["profile"]["shred_stages"]:
-                print(f"| {s['stage']} | {s['seconds']} | {s['task_seconds']} | {s['tasks']} | {s['input_mb']} | {s['output_mb']} "
+                print(f"| {s['stage']} | {s['seconds']} | {s['task_seconds']} | {s['task_cpu_seconds']} | {s['tasks']} | {s['input_mb']} | {s['output_mb']} "
                       f"| {s['shuffle_read_mb']} | {s['shuffle_write_mb']} | {s['name']} |")  # fmt: skip
     print(f"\nresults: {args.output}")
 

@@ -68,21 +68,10 @@ def find_new_folders(
     limit: int,
     pattern: re.Pattern[str],
 ) -> NewRunFolders:
-    """Sub-folders of `parent_uri` not in `known` whose names match `pattern`, split into ready and waiting."""
-    ready: list[str] = []
-    waiting: list[str] = []
-    ignored: list[str] = []
-    for entry in fs.list_dir(parent_uri):
-        if not entry.is_dir or entry.name in known:
-            continue
-        if not pattern.match(entry.name):
-            ignored.append(entry.name)
-            continue
-        if len(ready) > limit:
-            break
-        is_ready, _ = readiness(fs.list_files(entry.uri), now, ready_after_seconds)
-        (ready if is_ready else waiting).append(entry.name)
-    return NewRunFolders(ready=ready[:limit], waiting=waiting, ignored=ignored, more=len(ready) > limit)
+    """Sub-folders of `parent_uri` not in `known` whose names match `pattern`, split into ready and waiting
+    (folders without data files wait too): one whole scan, as `snowplow-assets process` makes it."""
+    scan = scan_folders(fs, parent_uri, known, now, ready_after_seconds, limit, pattern)
+    return NewRunFolders(ready=scan.ready, waiting=scan.waiting + scan.empty, ignored=scan.ignored, more=scan.more)
 
 
 @dataclass(frozen=True)

@@ -1,36 +1,43 @@
-"""dagster.yaml never lets two runs of one partition execute at once: proved with the real queued-run daemon."""
+"""dagster.yaml never lets two runs process one item at once: proved on a real instance configured by it.
+
+Single-partition runs carry a dagster/partition tag, held to one queued run per value by the real queued-run
+daemon. A single-run backfill over a range carries none, so the `shred` step is also in the `shred` pool,
+whose one slot each step claims from the instance before it runs."""
 
 import dagster as dg
 import pytest
 import yaml
 from dagster._core.events import DagsterEvent, DagsterEventType
-from dagster._core.remote_origin import InProcessCodeLocationOrigin
-from dagster._core.storage.tags import PARTITION_NAME_TAG
-from dagster._core.test_utils import create_test_daemon_workspace_context
-from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
-from dagster._core.workspace.load_target import InProcessWorkspaceLoadTarget
+from dagster._core.execution.plan.instance_concurrency_context import InstanceConcurrencyContext
+from dagster._core.instance.config import PoolGranularity
+from dagster._core.storage.tags import ASSET_PARTITION_RANGE_START_TAG, BACKFILL_ID_TAG, PARTITION_NAME_TAG
+from dagster._daemon.backfill import execute_backfill_iteration
+from dagster._daemon.daemon import get_default_daemon_logger
 from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
 
-from snowplow_assets.defs.assets.enriched_batch import enriched_batch
-from snowplow_assets.defs.assets.shredded import shred
-from snowplow_assets.defs.jobs.shred_enriched_run import shred_enriched_run
+from snowplow_assets.defs.assets.shredded import SHRED_POOL
+from snowplow_assets.defs.manifests.manifest_locks import startable_runs
 from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest
-from snowplow_assets.defs.resources import EVENT_MANIFEST_TAG, build_resources
+from snowplow_assets.defs.resources import EVENT_MANIFEST_TAG
 from snowplow_assets.processing import State
-from snowplow_assets.settings import PROJECT_ROOT, Settings
+from snowplow_assets.settings import PROJECT_ROOT
+from snowplow_assets_tests.defs.backfills import LOCATION, SHRED_ASSETS, launch_backfill, project_workspace
 
-A, B = "run=2026-03-06-00-00-00", "run=2026-03-06-01-00-00"
-
-# The test workspace: the project's shred job, assets and resources, loaded in process by the daemon.
-shred_location = dg.Definitions(
-    assets=[enriched_batch, shred], jobs=[shred_enriched_run], resources=build_resources(Settings()), executor=dg.in_process_executor
-)
+A, B, C, D = (f"run=2026-03-06-0{h}-00-00" for h in range(4))
+LANDING_1, LANDING_2 = "orders-0001", "orders-0002"
 
 
 @pytest.fixture
-def queued_instance(tmp_path, monkeypatch):
-    """A real instance with the project's run coordinator and concurrency rules; the launcher only records."""
+def definitions(tmp_path, monkeypatch) -> dg.Definitions:
     monkeypatch.setenv("SNOWPLOW_LAKE", str(tmp_path / "lake"))
+    from snowplow_assets.definitions import defs
+
+    return defs()
+
+
+@pytest.fixture
+def queued_instance(definitions):
+    """A real instance with the project's run coordinator and concurrency rules; the launcher only records."""
     config = yaml.safe_load((PROJECT_ROOT / "dagster.yaml").read_text())
     overrides = {
         "run_coordinator": config["run_coordinator"],
@@ -43,23 +50,22 @@ def queued_instance(tmp_path, monkeypatch):
 
 @pytest.fixture
 def workspace(queued_instance):
-    origin = InProcessCodeLocationOrigin(
-        LoadableTargetOrigin(module_name=__name__, attribute="shred_location"), location_name="shred"
-    )
-    with create_test_daemon_workspace_context(InProcessWorkspaceLoadTarget([origin]), queued_instance) as context:
+    with project_workspace(queued_instance) as context:
         yield context
 
 
-def enqueue(instance: dg.DagsterInstance, workspace, partition: str) -> str:
-    """A shred run queued the way the sensor's requests are: created from the code location, then enqueued.
+def enqueue(workspace, definitions: dg.Definitions, job_name: str, partition: str) -> str:
+    """A run queued the way a sensor's request is: created from the code location, then enqueued.
 
-    Its tags are those of a deployment with the DynamoDB event manifest: with the lake one, dagster.yaml
-    also lets only one shred run execute at a time (whatever the partition), which would hide the rule
+    Shred runs get the tags of a deployment with the DynamoDB event manifest: with the lake one, dagster.yaml
+    also lets only one shred job run execute at a time (whatever the partition), which would hide the rules
     tested here."""
-    location = workspace.create_request_context().get_code_location("shred")
-    remote_job = next(iter(location.get_repositories().values())).get_full_job("shred_enriched_run")
+    instance = workspace.instance
+    location = workspace.create_request_context().get_code_location(LOCATION)
+    repository = next(iter(location.get_repositories().values()))
+    remote_job = repository.get_full_job(job_name)
     run = instance.create_run_for_job(
-        shred_location.resolve_job_def("shred_enriched_run"),
+        definitions.resolve_job_def(job_name),
         remote_job_origin=remote_job.get_remote_origin(),
         job_code_origin=remote_job.get_python_origin(),
         tags={EVENT_MANIFEST_TAG: "dynamodb", PARTITION_NAME_TAG: partition},
@@ -69,23 +75,71 @@ def enqueue(instance: dg.DagsterInstance, workspace, partition: str) -> str:
     return run.run_id
 
 
-def test_one_run_per_partition_at_a_time(queued_instance, workspace):
-    instance, daemon = queued_instance, QueuedRunCoordinatorDaemon(interval_seconds=1)
-    instance.add_dynamic_partitions("enriched_runs", [A, B])
+def dequeuer(workspace):
+    """One queued-run daemon iteration; then every run launched so far, in launch order."""
+    daemon = QueuedRunCoordinatorDaemon(interval_seconds=1)
 
     def dequeue() -> list[str]:
         list(daemon.run_iteration(workspace))
-        return [run.run_id for run in instance.run_launcher.queue()]
+        return [run.run_id for run in workspace.instance.run_launcher.queue()]
 
-    first_a, second_a = enqueue(instance, workspace, A), enqueue(instance, workspace, A)
-    assert dequeue() == [first_a], "the second run of the same partition waits, though max_concurrent_runs is 2"
-    assert instance.get_run_by_id(second_a).status == dg.DagsterRunStatus.QUEUED
-    item = ProcessingManifest(instance).item(RUN_FOLDERS, A)
-    assert item.state is State.PROCESSING and set(item.open_runs) == {first_a, second_a}
+    return dequeue
 
-    only_b = enqueue(instance, workspace, B)
-    assert dequeue() == [first_a, only_b], "another partition is not held up"
-    assert instance.get_run_by_id(second_a).status == dg.DagsterRunStatus.QUEUED
 
-    instance.report_dagster_event(DagsterEvent(DagsterEventType.RUN_SUCCESS.value, job_name="shred_enriched_run"), first_a)
-    assert dequeue() == [first_a, only_b, second_a], "once the first run of A is over, the second starts"
+def finish(instance: dg.DagsterInstance, run_id: str) -> None:
+    instance.report_dagster_event(DagsterEvent(DagsterEventType.RUN_SUCCESS.value, job_name="any"), run_id)
+
+
+def test_one_run_per_partition_at_a_time(workspace, definitions):
+    instance, dequeue = workspace.instance, dequeuer(workspace)
+    instance.add_dynamic_partitions("cdc_landings", [LANDING_1, LANDING_2])
+
+    def ingest(landing: str) -> str:
+        return enqueue(workspace, definitions, "cdc_ingest_landing", landing)
+
+    first, second, other = ingest(LANDING_1), ingest(LANDING_1), ingest(LANDING_2)
+    assert dequeue() == [first, other], "the second run of a partition waits; another partition does not"
+    assert instance.get_run_by_id(second).status == dg.DagsterRunStatus.QUEUED
+    finish(instance, first)
+    assert dequeue() == [first, other, second], "once the first run of the partition is over, the second starts"
+
+
+def test_a_backfilled_range_never_shreds_alongside_another_run(workspace, definitions):
+    instance, dequeue = workspace.instance, dequeuer(workspace)
+    instance.add_dynamic_partitions("enriched_runs", [A, B, C, D])
+    single = enqueue(workspace, definitions, "shred_enriched_run", A)
+    backfill_id = launch_backfill(workspace, SHRED_ASSETS, [A, B, C])
+    list(execute_backfill_iteration(workspace, get_default_daemon_logger("BackfillDaemon")))
+    [ranged] = instance.get_runs(dg.RunsFilter(tags={BACKFILL_ID_TAG: backfill_id}))
+    assert ranged.tags[ASSET_PARTITION_RANGE_START_TAG] == A and PARTITION_NAME_TAG not in ranged.tags, (
+        "a ranged run has no partition tag: the partition rule cannot hold it back"
+    )
+    assert dequeue() == [single, ranged.run_id], "so both runs start"
+
+    items = ProcessingManifest(instance).items(RUN_FOLDERS, [A, B, C, D])
+    assert set(items[A].open_runs) == {single, ranged.run_id}
+    assert items[B].open_runs == items[C].open_runs == (ranged.run_id,), "the range holds each of its items"
+    assert items[D].state is State.NEW and [s.name for s in startable_runs(instance, RUN_FOLDERS, [A, B, C, D]).startable] == [D]
+
+    # Their `shred` steps take the pool's one slot in turn, as the executor does before it runs a step.
+    assert instance.get_run_by_id(single).run_op_concurrency.all_pools == ranged.run_op_concurrency.all_pools == {SHRED_POOL}
+    with InstanceConcurrencyContext(instance, instance.get_run_by_id(single)) as first:
+        with InstanceConcurrencyContext(instance, ranged) as second:
+            assert first.claim(SHRED_POOL, "shred"), "the first run to get there shreds"
+            assert not second.claim(SHRED_POOL, "shred"), "the ranged run waits, though it shreds other folders too"
+        first.free_step("shred")
+    with InstanceConcurrencyContext(instance, ranged) as second:
+        assert second.claim(SHRED_POOL, "shred"), "and shreds once the first is done"
+
+
+def test_each_pool_holds_one_step_and_one_slot(definitions, queued_instance):
+    """dagster.yaml's default pool limit of 1 is meant for steps that must never run twice at once."""
+    config = queued_instance.event_log_storage.get_pool_config()
+    assert (config.default_pool_limit, config.pool_granularity) == (1, PoolGranularity.OP)
+    steps_by_pool: dict[str, set[str]] = {}
+    for job in definitions.get_repository_def().get_all_jobs():
+        for node in job.all_node_defs:
+            if getattr(node, "pool", None):
+                steps_by_pool.setdefault(node.pool, set()).add(node.name)
+    assert steps_by_pool[SHRED_POOL] == {"shred"}
+    assert all(len(steps) == 1 for steps in steps_by_pool.values()), steps_by_pool

@@ -55,6 +55,7 @@ from snowplow_assets.cdc.history import (
     Window,
     model_columns,
     model_landings,
+    move_partition,
     read_ingested,
     read_parquet_files,
     read_records,
@@ -307,11 +308,7 @@ def _cut(
 def _publish(fs: LakeFileSystem, lake: Lake, staging: str, manifest: BatchManifest) -> None:
     folder = f"{staging}/{manifest.model}"
     for part in (ROWS, DELETED):
-        written = f"{staging}/write/model={manifest.model}/state={part}"
-        if fs.exists(written):
-            fs.move(written, f"{folder}/{part}")
-        else:
-            fs.make_dirs(f"{folder}/{part}")
+        move_partition(fs, f"{staging}/write/model={manifest.model}/state={part}", f"{folder}/{part}")
     fs.write_text(f"{folder}/{MANIFEST}", manifest.to_json())
     fs.replace_tree(folder, lake.cdc_batch(manifest.model, manifest.boundary_ms))
 

@@ -32,9 +32,9 @@ from datetime import UTC, datetime
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
+from snowplow_assets.cdc.columns import ModelColumns, merge_column_kinds, resolve_columns, top_level_kinds
 from snowplow_assets.cdc.contracts import BAD, BAD_REASONS, DELETES, HISTORY, classify
 from snowplow_assets.cdc.landing import is_blank, landing_files, parse_envelopes, read_lines
-from snowplow_assets.cdc.columns import ModelColumns, merge_column_kinds, resolve_columns, top_level_kinds
 from snowplow_assets.cdc.models import CdcModels, ModelSpec
 from snowplow_assets.cdc.order import MODEL, STATE_COLUMNS, STATE_SCHEMA, TIMESTAMP
 from snowplow_assets.events.sql import literal
@@ -112,11 +112,7 @@ def ingest_landing(
         _write_bad_rows(fs, classified, landing, counts["bad"], f"{staging}/bad")
         _check_accounted_for(counts, names)
         for output in (HISTORY, DELETES):
-            written = f"{staging}/write/output={output}"
-            if fs.exists(written):
-                fs.move(written, f"{staging}/{output}")
-            else:
-                fs.make_dirs(f"{staging}/{output}")
+            move_partition(fs, f"{staging}/write/output={output}", f"{staging}/{output}")
 
         ingested = IngestedLanding(
             landing=landing,
@@ -143,6 +139,15 @@ def ingest_landing(
         return ingested
     finally:
         fs.delete(staging)
+
+
+def move_partition(fs: LakeFileSystem, written: str, target: str) -> None:
+    """Move a partition folder of a partitioned write to `target`. Spark makes no folder for a partition
+    without rows; readers expect one, so an empty folder stands for it."""
+    if fs.exists(written):
+        fs.move(written, target)
+    else:
+        fs.make_dirs(target)
 
 
 def _record_counts(models: list[str]) -> list:

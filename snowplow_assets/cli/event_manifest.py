@@ -69,9 +69,14 @@ def populate_command(since: date) -> None:
     if manifest is None:
         raise click.UsageError("SNOWPLOW_EVENT_MANIFEST is none: there is no event manifest to populate")
     try:
-        manifest.verify()
-        spark = build_spark_session(settings.spark_config, app_name="snowplow-assets-populate")
-        report = populate_event_manifest(spark, fs, lake, manifest, since, settings.cross_batch_synthetic)
+        report = populate_event_manifest(
+            lambda: build_spark_session(settings.spark_config, app_name="snowplow-assets-populate"),
+            fs,
+            lake,
+            manifest,
+            since,
+            settings.cross_batch_synthetic,
+        )
     except EventManifestUnavailable as error:
         raise click.ClickException(str(error)) from error
     click.echo(f"{manifest.describe()}: {len(report.runs)} run folder(s) from {since.isoformat()}")

@@ -20,7 +20,7 @@ def generate() -> None:
     """Write synthetic input data into the lake."""
 
 
-def _parse_start(_context: click.Context, _parameter: click.Parameter, value: str) -> datetime:
+def parse_start(_context: click.Context, _parameter: click.Parameter, value: str) -> datetime:
     try:
         return datetime.fromisoformat(value)
     except ValueError as error:
@@ -79,7 +79,7 @@ def _parse_start(_context: click.Context, _parameter: click.Parameter, value: st
     "--start",
     default=_DEFAULTS.start.isoformat(),
     show_default=True,
-    callback=_parse_start,
+    callback=parse_start,
     help="Time of the first run folder, ISO 8601; UTC unless it has an offset.",
 )
 def enriched(

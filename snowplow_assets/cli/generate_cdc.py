@@ -8,18 +8,12 @@ from pathlib import Path
 import click
 
 from snowplow_assets.cdc.models import CONTRACTS, ModelsFileError, ModelSpec, load_models
-from snowplow_assets.datagen.cdc import CdcGenerationOptions, CdcGeneration, LandingStats, generate_cdc_landings
+from snowplow_assets.cli.generate import parse_start
+from snowplow_assets.datagen.cdc import CdcGeneration, CdcGenerationOptions, LandingStats, generate_cdc_landings
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
 
 _DEFAULTS = CdcGenerationOptions()
-
-
-def _parse_start(_context: click.Context, _parameter: click.Parameter, value: str) -> datetime:
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError as error:
-        raise click.BadParameter(f"not an ISO 8601 date and time: {value!r}") from error
 
 
 def _model(models_path: str, name: str | None) -> ModelSpec:
@@ -98,7 +92,7 @@ def generate_demo_landings(settings: Settings, end: datetime) -> tuple[str, CdcG
 @click.option("--gzip/--no-gzip", default=_DEFAULTS.gzip, show_default=True, help="Compress the files.")
 @click.option("--seed", type=int, default=_DEFAULTS.seed, show_default=True, help="Random seed.")
 @click.option(
-    "--start", default=_DEFAULTS.start.isoformat(), show_default=True, callback=_parse_start,
+    "--start", default=_DEFAULTS.start.isoformat(), show_default=True, callback=parse_start,
     help="Start of the first landing's time span, ISO 8601; UTC unless it has an offset.",
 )  # fmt: skip
 @click.option(

@@ -3,16 +3,20 @@
 It merges the model's newest batch with every record the batch does not hold (cdc/latest.py), so it is
 current as of the last ingested landing even when no batch ran since. Rows come sorted by key; the key
 comes first, under the model's id name, then the columns (all, or those of `--columns`, in that order).
-`json` prints one object per row with every column, nulls included; `csv` prints a header, then rows.
+`json` prints one object per row with every column, nulls included; `csv` prints a header, then rows as
+RFC 4180 has them (fields with a comma, quote or line break quoted, quotes doubled, white space kept; a
+null is an empty field, an empty string `""`).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import shutil
 import uuid
 
 import click
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from snowplow_assets.cdc.latest import latest_table
@@ -21,7 +25,11 @@ from snowplow_assets.events.sql import identifier
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
 from snowplow_assets.spark import build_spark_session
-from snowplow_assets.storage import filesystem_for, is_data_file
+from snowplow_assets.storage import LakeFileSystem, filesystem_for, is_data_file
+
+# Spark's CSV defaults escape a quote with a backslash and trim the values' white space; these make its
+# rows what the header's csv module and every RFC 4180 reader expect.
+CSV_OPTIONS = {"quote": '"', "escape": '"', "ignoreLeadingWhiteSpace": "false", "ignoreTrailingWhiteSpace": "false"}
 
 
 def _columns(value: str | None) -> list[str] | None:
@@ -58,24 +66,37 @@ def latest(model: str, columns: str | None, output_format: str) -> None:
         raise click.BadParameter(error.args[0], param_hint="--columns") from None
     names = table.columns
     row = F.struct(*(F.col(identifier(n)) for n in names))
-    line = F.to_json(row, {"ignoreNullFields": "false"}) if output_format == "json" else F.to_csv(row)
-    if output_format == "csv":
+    if output_format == "json":
+        line = F.to_json(row, {"ignoreNullFields": "false"})
+    else:
+        line = F.to_csv(row, CSV_OPTIONS)
         header = io.StringIO()
         csv.writer(header, lineterminator="").writerow(names)
         click.echo(header.getvalue())
-    # Spark writes the lines, sorted in one task (no sampling pass that would compute the view twice), to a
-    # private folder of the lake; they are then copied out. Much faster than a million rows through Python.
+    _print_sorted_lines(table, F.col(identifier(spec.id)), line, lake, fs)
+
+
+def _print_sorted_lines(table: DataFrame, sort_by: Column, line: Column, lake: Lake, fs: LakeFileSystem) -> None:
+    """Print `line` of every row of `table`, in the order of `sort_by`, to standard output.
+
+    Spark writes the lines, sorted in one task (no sampling pass that would compute the view twice), to a
+    private folder of the lake, and they are streamed from there in chunks: a million rows neither pass
+    through Python one by one nor sit in its memory at once.
+    """
     staging = lake.cdc_staging(uuid.uuid4().hex[:16])
     try:
         (
-            table.select(F.col(identifier(spec.id)).alias("__sort"), line.alias("value"))
+            table.select(sort_by.alias("__sort"), line.alias("value"))
             .repartition(1)
             .sortWithinPartitions("__sort")
             .select("value")
             .write.text(fs.spark_path(staging))
         )
+        out = click.get_binary_stream("stdout")
         for part in fs.list_files(staging):
             if is_data_file(part.name):
-                click.echo(fs.read_text(part.uri), nl=False)
+                with fs.open_binary(part.uri) as lines:
+                    shutil.copyfileobj(lines, out, 1 << 20)
+        out.flush()
     finally:
         fs.delete(staging)

@@ -16,7 +16,8 @@ from typing import Any
 import click
 
 from snowplow_assets.cli.instance import project_instance
-from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ItemKind, parse_item, read_manifest, record_operator_action
+from snowplow_assets.defs.manifests.operator_actions import record_operator_action
+from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ItemKind, parse_item, read_manifest
 from snowplow_assets.lake import Lake
 from snowplow_assets.processing import Item, Record, State
 from snowplow_assets.processing.records import iso_time

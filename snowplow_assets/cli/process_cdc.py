@@ -14,15 +14,13 @@ from collections.abc import Callable
 import dagster as dg
 
 from snowplow_assets.cli.runs import IN_FLIGHT, RunOutcome, execute_run
+from snowplow_assets.defs.jobs.cdc import CDC_BATCH_JOB, CDC_INGEST_JOB
 from snowplow_assets.defs.manifests.processing_manifest import CDC_LANDINGS, ProcessingManifest
 from snowplow_assets.lake import CDC_LANDING_FOLDER, Lake
 from snowplow_assets.processing import State
 from snowplow_assets.run_folders import find_new_folders
 from snowplow_assets.settings import Settings
 from snowplow_assets.storage import filesystem_for
-
-CDC_INGEST_JOB = "cdc_ingest_landing"
-CDC_BATCH_JOB = "cdc_batch"
 
 
 def process_cdc(instance: dg.DagsterInstance, settings: Settings, echo: Callable[[str], None]) -> list[RunOutcome]:

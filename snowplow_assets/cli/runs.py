@@ -56,12 +56,3 @@ def execute_run(
             failure = "; ".join(messages) or "run failed"
         return RunOutcome(result.run_id, job_name, partition, result.success, failure)
 
-
-def partitions_in_flight(instance: dg.DagsterInstance, partitions: list[str]) -> set[str]:
-    """Partitions with a run queued or running, which must not get a second one."""
-    busy: set[str] = set()
-    for record in instance.get_run_records(dg.RunsFilter(statuses=IN_FLIGHT)):
-        partition = record.dagster_run.tags.get(PARTITION_NAME_TAG)
-        if partition in partitions:
-            busy.add(partition)
-    return busy

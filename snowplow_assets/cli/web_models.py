@@ -12,9 +12,7 @@ from snowplow_assets.defs.manifests.web_manifest import WEB_MODELS_JOB, web_asse
 from snowplow_assets.settings import Settings
 
 
-def build_web_models(
-    instance: dg.DagsterInstance, settings: Settings, echo: Callable[[str], None]
-) -> list[RunOutcome]:
+def build_web_models(instance: dg.DagsterInstance, settings: Settings, echo: Callable[[str], None]) -> list[RunOutcome]:
     """Run the web_models job with the web settings of `settings` and report what each model did."""
     resource = WebModelsResource.from_settings(settings)
     if not resource.enabled_models():
@@ -34,5 +32,7 @@ def build_web_models(
             continue
         metadata = materialization.metadata
         processing = metadata["processing"].value
-        echo(f"  {model}: {metadata['note'].value} ({metadata['state'].value}; {processing.removeprefix('Snowplow: ')})")
+        echo(
+            f"  {model}: {metadata['note'].value} ({metadata['state'].value}; {processing.removeprefix('Snowplow: ')})"
+        )
     return [outcome]

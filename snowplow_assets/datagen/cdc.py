@@ -15,7 +15,7 @@ Defects a consolidation must handle come in exact numbers:
   next landing (the last landing's duplicates stay in it);
 - out-of-order lines: every landing's lines are shuffled;
 - both `__timestamp` forms (epoch milliseconds, ISO-8601) and all `__value` forms (JSON object, JSON
-  text) are mixed.
+  text; JSON null and the string `"null"` for partial deletes and Debezium tombstones) are mixed.
 
 `CdcGeneration.expected` is the state the model must end in: the row of every live key, as landed.
 Generation is deterministic for a seed.
@@ -111,8 +111,9 @@ class _Writer:
         partition = key % self.options.partitions
         offset = self.offsets.get((topic.topic, partition), 0)
         self.offsets[(topic.topic, partition)] = offset + 1
-        if value is not None and self.rng.random() < 0.5:
-            value = json.dumps(value, separators=(",", ":"))
+        # Every form a value may take: an object or its JSON text; a null as JSON null or the string "null".
+        if self.rng.random() < 0.5:
+            value = "null" if value is None else json.dumps(value, separators=(",", ":"))
         return json.dumps(
             {
                 "__topic": topic.topic,

@@ -6,11 +6,12 @@ and the written files (a lost rename, a misrouted entity, an uncounted line) mak
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from snowplow_assets.check_outcome import CheckOutcome
 from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS
 from snowplow_assets.events.shred_batch import ATOMIC_EVENTS, SHREDDED_TYPES, ShredReport
 from snowplow_assets.storage import LakeFileSystem
@@ -28,14 +29,6 @@ class ShreddedOutputFacts:
     duplicate_contexts: int
     events_with_duplicate_context: int
     self_referencing_duplicate_contexts: int
-
-
-@dataclass(frozen=True)
-class CheckOutcome:
-    name: str
-    passed: bool
-    description: str
-    metadata: dict[str, int] = field(default_factory=dict)
 
 
 def _text(spark: SparkSession, fs: LakeFileSystem, uri: str) -> DataFrame:

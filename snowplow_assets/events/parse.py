@@ -116,10 +116,18 @@ def _value(field: EnrichedField) -> str:
 
 
 def _entity(sdj: str) -> str:
+    """An entity with the parts of its Iglu URI, `iglu:vendor/name/format/version`.
+
+    The parts are cut at the URI's `/`s rather than extracted with the URI pattern: four regex matches per
+    entity were a tenth of the parse. That is exact for every URI that matches the pattern, whose parts
+    hold no `/`; a line with any other URI is bad (`_invalid_entity`), so its parts are never used.
+    """
     uri = f"{sdj}.schema"
     parts = {
-        part: f"regexp_extract({uri}, {literal(IGLU_URI_PATTERN)}, {group})"
-        for group, part in enumerate(("vendor", "name", "format", "version"), start=1)
+        "vendor": f"substring_index(substr({uri}, 6), '/', 1)",
+        "name": f"substring_index(substring_index({uri}, '/', 2), '/', -1)",
+        "format": f"substring_index(substring_index({uri}, '/', 3), '/', -1)",
+        "version": f"substring_index({uri}, '/', -1)",
     }
     return named_struct(schema=uri, **parts, data=f"{sdj}.data")
 

@@ -4,6 +4,10 @@ An event becomes one atomic-events TSV line (the 128 non-JSON fields) and one JS
 the order unstruct event, derived contexts, contexts. The JSON envelope is assembled by concatenation:
 every piece except `data` is either a fixed string or a value that passed a strict pattern (Iglu parts,
 UUIDs, formatted timestamps), so none of them can need JSON escaping, and `data` is already compact JSON.
+
+Each line is rendered as two parts, the text before the event's id and the text after it, so that the
+expensive rendering runs once, before deduplication has decided which events get a new id, and putting
+the final id in is a cheap concatenation (shred_batch.py).
 """
 
 from __future__ import annotations
@@ -45,9 +49,19 @@ def render_field(field: EnrichedField) -> str:
     return f"coalesce({rendered}, '')"
 
 
-def atomic_events_line() -> str:
-    """The 128-column TSV line of an event: every field but contexts, unstruct_event and derived_contexts."""
-    return "concat_ws('\\t', " + ", ".join(render_field(f) for f in ATOMIC_FIELDS) + ")"
+_EVENT_ID_POSITION = next(i for i, f in enumerate(ATOMIC_FIELDS) if f.name == "event_id")
+
+
+def atomic_events_parts() -> tuple[str, str]:
+    """The 128-column TSV line of an event (every field but contexts, unstruct_event and derived_contexts)
+    as the text before its event_id and the text after it: line = head || event_id || tail.
+
+    The id is left out because deduplication may replace it after the line is rendered (shred_batch.py).
+    """
+    before, after = ATOMIC_FIELDS[:_EVENT_ID_POSITION], ATOMIC_FIELDS[_EVENT_ID_POSITION + 1 :]
+    head = "concat(concat_ws('\\t', " + ", ".join(render_field(f) for f in before) + "), '\\t')"
+    tail = "concat('\\t', concat_ws('\\t', " + ", ".join(render_field(f) for f in after) + "))"
+    return head, tail
 
 
 def duplicate_context(original_event_id: str) -> str:
@@ -75,17 +89,20 @@ def event_entities() -> str:
     )
 
 
-def entity_line(entity: str, root_id: str, root_tstamp: str) -> str:
-    """`{"schema":{…},"data":{…},"hierarchy":{…}}` for one entity of an event."""
-    pieces = [
+def entity_line_parts(entity: str, root_tstamp: str) -> tuple[str, str]:
+    """`{"schema":{…},"data":{…},"hierarchy":{…}}` for one entity of an event, as the text before its
+    rootId (the event's id) and the text after it: line = head || rootId || tail."""
+    head = [
         """'{"schema":{"vendor":"'""", f"{entity}.vendor",
         """'","name":"'""", f"{entity}.name",
         """'","format":"'""", f"{entity}.format",
         """'","version":"'""", f"{entity}.version",
         """'"},"data":'""", f"{entity}.data",
-        """',"hierarchy":{"rootId":"'""", root_id,
+        """',"hierarchy":{"rootId":"'""",
+    ]  # fmt: skip
+    tail = [
         """'","rootTstamp":"'""", root_tstamp,
         """'","refRoot":"events","refTree":["events","'""", f"{entity}.name",
         """'"],"refParent":"events"}}'""",
     ]  # fmt: skip
-    return "concat(" + ", ".join(pieces) + ")"
+    return "concat(" + ", ".join(head) + ")", "concat(" + ", ".join(tail) + ")"

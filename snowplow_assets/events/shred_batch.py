@@ -1,22 +1,31 @@
 """Shredding one enriched run folder: parse, deduplicate, render, publish (FORMATS.md §1-5).
 
-The batch is read twice and written once:
+Parsing and rendering a line (131 fields, three JSON documents) is what the job costs, so every line is
+parsed and rendered exactly once, before deduplication has decided anything:
 
-1. *Keys pass.* Parse every line; write the narrow dedup keys of the good lines (dedup.py) to the
-   staging folder and count lines and bad lines on the way (a Spark observation, not a second job).
+1. *Parse pass.* Parse every line and render its output at once: a bad row, or the event's atomic-events
+   line and its entity lines, each kept as the text before the event's id and the text after it
+   (shred.py), because deduplication may still give the event another id. One staged Parquet dataset
+   holds, per line, its narrow dedup keys (dedup.py) and its rendered records; lines, bad lines and the
+   earliest etl_tstamp are counted on the way (a Spark observation, not a second job).
 2. *Decisions.* From the keys alone decide which lines are duplicates to drop and which events get a new id.
    Only lines whose id is shared are ever shuffled, so this stays small. With an event manifest, every
    event kept in-batch is then checked against it (manifest/), and its answers become more decisions:
    cross-batch duplicates to drop, cross-batch synthetic duplicates to rename, and events the manifest
    could not check, which become loader_runtime_error bad rows (events/dedup.py).
-3. *Output pass.* Parse again, join the (small, broadcast) decisions by row_id, and render every line into
-   its output records: a bad row, nothing (a dropped duplicate), or an atomic-events line plus its entity
-   lines. All outputs leave in one partitioned write.
+   The keys are read back from the staging alone (Parquet reads only their columns).
+3. *Output pass.* Read the staged records, join the (small, broadcast) decisions by row_id, leave out the
+   lines of dropped duplicates, put each event's final id between the two parts of its lines, and add the
+   `duplicate` context of a renamed event. No line is parsed again: this pass costs about what copying the
+   output costs. All outputs leave in one partitioned write. Only the events the manifest could not
+   check (none with the lake manifest; DynamoDB failures) are read and parsed once more, those lines
+   alone, to become loader_runtime_error bad rows with the event as JSON.
 4. *Publish.* Arrange the written folders into the loader layout, then swap the run folder's output into
    place and write `shredding_complete.json` last.
 
 Invariant, checked before anything is published: lines read = good + bad + duplicates removed, where bad
-counts parse failures and events the manifest could not check.
+counts parse failures and events the manifest could not check; and the output pass found every line the
+parse pass staged, each decision on the line it was taken for.
 """
 
 from __future__ import annotations
@@ -46,6 +55,9 @@ ERROR_ACTIONS = (dedup.MANIFEST_ERROR,)
 
 # Above this many decisions the join falls back from a broadcast to a shuffle join.
 BROADCAST_DECISIONS_LIMIT = 2_000_000
+
+# The dedup keys read back from the parse pass's staging (dedup.py), with what the summary needs.
+KEY_COLUMNS = ("row_id", "event_id", "fingerprint", "etl_tstamp", "line_hash", "collector_tstamp", "entity_types")
 
 ATOMIC_EVENTS = "atomic-events"
 SHREDDED_TYPES = "shredded-types"
@@ -131,18 +143,21 @@ def shred_run_folder(
     _remove_abandoned_staging(fs, lake, run)
     staging = lake.shred_staging(run, token)
     try:
-        # One DataFrame, executed twice: both passes number the lines by the same scan of the same files.
-        parsed = parse_enriched(read_lines(spark, fs, files))
-        keys_counts, earliest_etl_time = _write_keys(fs, parsed, f"{staging}/keys")
-        keys = spark.read.parquet(fs.spark_path(f"{staging}/keys"))
+        lines = read_lines(spark, fs, files)
+        parse_counts, earliest_etl_time = _parse_pass(fs, lines, f"{staging}/parsed")
+        parsed = spark.read.parquet(fs.spark_path(f"{staging}/parsed"))
+        keys = parsed.where(F.col("good")).select(*KEY_COLUMNS)
         batch = Batch(run, batch_etl_time(earliest_etl_time, run))
         decisions, duplicates, manifest_report = _write_decisions(spark, fs, keys, options, batch, staging)
         summary = _summarise_survivors(keys, decisions, renamed=sum(duplicates[a] for a in RENAME_ACTIONS))
 
-        output_counts = _write_outputs(
-            fs, parsed, decisions, sum(duplicates.values()), options, f"{staging}/write"
-        )
-        _check_conservation(keys_counts, output_counts, duplicates, summary.good)
+        write = f"{staging}/write"
+        output_counts = _write_outputs(fs, parsed, decisions, sum(duplicates.values()), options, write)
+        runtime_error_counts = None
+        if any(duplicates[a] for a in ERROR_ACTIONS):
+            # The same DataFrame again: the same scan of the same files numbers the lines the same way.
+            runtime_error_counts = _write_runtime_errors(fs, lines, decisions, options, write)
+        _check_conservation(parse_counts, output_counts, runtime_error_counts, duplicates, summary.good)
         _arrange_layout(fs, f"{staging}/write", f"{staging}/good", f"{staging}/bad")
 
         report = ShredReport(
@@ -150,9 +165,9 @@ def shred_run_folder(
             good_output=lake.shredded_good(run),
             bad_output=lake.shredded_bad(run),
             input_files=len(files),
-            lines_read=keys_counts["lines"],
+            lines_read=parse_counts["lines"],
             good=summary.good,
-            bad=keys_counts["bad"] + sum(duplicates[a] for a in ERROR_ACTIONS),
+            bad=parse_counts["bad"] + sum(duplicates[a] for a in ERROR_ACTIONS),
             duplicates=duplicates,
             entity_types=summary.entity_types,
             min_collector_tstamp=summary.min_collector_tstamp,
@@ -174,19 +189,29 @@ def _remove_abandoned_staging(fs: LakeFileSystem, lake: Lake, run: str) -> None:
             fs.delete(entry.uri)
 
 
-def _write_keys(fs: LakeFileSystem, parsed: DataFrame, path: str) -> tuple[dict[str, int], int | None]:
-    """Write the keys; return the line counts and the earliest etl_tstamp of the good lines, epoch seconds."""
-    observation = Observation("keys_pass")
+def _parse_pass(fs: LakeFileSystem, lines: DataFrame, path: str) -> tuple[dict[str, int], int | None]:
+    """Stage every line's keys and rendered records; return the line counts and the earliest etl_tstamp of
+    the good lines, epoch seconds."""
+    parsed = parse_enriched(lines)
+    observation = Observation("parse_pass")
     parsed = parsed.observe(
         observation,
         F.count(F.lit(1)).alias("lines"),
         F.count_if(F.col("failure").isNotNull()).alias("bad"),
         F.unix_seconds(F.min(F.when(F.col("failure").isNull(), F.col("etl_tstamp")))).alias("earliest_etl_time"),
     )
-    entity_types = f"transform({shred.event_entities()}, e -> named_struct('schema', e.entity.schema, 'kind', e.kind))"
-    good = parsed.where(F.col("failure").isNull())
-    keys = dedup.dedup_keys(good, "collector_tstamp", F.expr(entity_types).alias("entity_types"))
-    keys.write.mode("overwrite").parquet(fs.spark_path(path))
+    # Each entity and the rendered root timestamp once per line, for both the entity types and the records.
+    parsed = parsed.selectExpr("*", f"{shred.event_entities()} AS _entities", f"{_ROOT_TSTAMP} AS _root_tstamp")
+    entity_types = "transform(_entities, e -> named_struct('schema', e.entity.schema, 'kind', e.kind))"
+    staged = dedup.dedup_keys(
+        parsed,
+        "collector_tstamp",
+        F.expr(f"CASE WHEN failure IS NULL THEN {entity_types} END").alias("entity_types"),
+        F.col("failure").isNull().alias("good"),
+        F.expr(_rendered_records("_entities", "_root_tstamp")).alias("records"),
+    )
+    # Rendered lines are long and rarely repeat: a dictionary costs time and saves nothing.
+    staged.write.mode("overwrite").option("parquet.enable.dictionary", "false").parquet(fs.spark_path(path))
     observed = dict(observation.get)
     earliest = observed.pop("earliest_etl_time")
     return {name: int(value or 0) for name, value in observed.items()}, earliest
@@ -195,7 +220,8 @@ def _write_keys(fs: LakeFileSystem, parsed: DataFrame, path: str) -> tuple[dict[
 def _write_decisions(
     spark: SparkSession, fs: LakeFileSystem, keys: DataFrame, options: ShredOptions, batch: Batch, staging: str
 ) -> tuple[DataFrame, dict[str, int], EventManifestReport | None]:
-    """Materialise the decisions once, so both later passes see exactly the same ones; count them by action.
+    """Materialise the decisions once, so the summary and the output pass see exactly the same ones; count them
+    by action.
 
     With an event manifest, the in-batch decisions are materialised first: the events they keep are what
     the manifest checks (and, with DynamoDB, writes) exactly once.
@@ -262,28 +288,31 @@ def _summarise_survivors(keys: DataFrame, decisions: DataFrame, renamed: int) ->
     )
 
 
-_RECORD_TYPE = "STRUCT<output: STRING, vendor: STRING, name: STRING, format: STRING, version: STRING, value: STRING>"
+_ROOT_TSTAMP = shred.render_timestamp("collector_tstamp")
+_RECORD_TYPE = (
+    "STRUCT<output: STRING, vendor: STRING, name: STRING, format: STRING, version: STRING, head: STRING, tail: STRING>"
+)
 
 
-def _output_record(output: str, value: str, entity: str | None = None) -> str:
-    """One line of output and the partition folders it belongs in."""
+def _record(output: str, head: str, tail: str = "CAST(NULL AS STRING)", entity: str | None = None) -> str:
+    """One line of output, `head || event id || tail` (a null tail: the head is the whole line, no id in
+    it), and the partition folders it belongs in."""
     parts = {p: (f"{entity}.{p}" if entity else "CAST(NULL AS STRING)") for p in _PARTITIONS[1:]}
-    return named_struct(output=literal(output), **parts, value=value)
+    return named_struct(output=literal(output), **parts, head=head, tail=tail)
 
 
-def _output_records(dropped: str, errored: str) -> str:
-    """SQL for the output lines of one parsed line: a bad row, nothing, or the event and its entities."""
-    root_tstamp = shred.render_timestamp("collector_tstamp")
-    entity = _output_record(SHREDDED_TYPES, shred.entity_line("e.entity", "event_id", root_tstamp), "e.entity")
-    event = f"concat(array({_output_record(ATOMIC_EVENTS, shred.atomic_events_line())}), transform({shred.event_entities()}, e -> {entity}))"
-    bad = f"array({_output_record(BAD, bad_rows.loader_parsing_error('failure', 'line'))})"
-    runtime_error = bad_rows.loader_runtime_error("_manifest_failure", bad_rows.event_json("line"))
-    return case(
-        ("failure IS NOT NULL", bad),
-        (dropped, f"CAST(array() AS ARRAY<{_RECORD_TYPE}>)"),
-        (errored, f"array({_output_record(BAD, runtime_error)})"),
-        otherwise=event,
-    )
+def _rendered_records(entities: str, root_tstamp: str) -> str:
+    """SQL for the output lines of one parsed line: its bad row, or its event and the event's entities
+    (`entities`: shred.event_entities())."""
+    atomic = _record(ATOMIC_EVENTS, *shred.atomic_events_parts())
+    entity = _record(SHREDDED_TYPES, *shred.entity_line_parts("e.entity", root_tstamp), entity="e.entity")
+    event = f"concat(array({atomic}), transform({entities}, e -> {entity}))"
+    bad = f"array({_record(BAD, bad_rows.loader_parsing_error('failure', 'line'))})"
+    return case(("failure IS NOT NULL", bad), otherwise=event)
+
+
+def _action_in(actions: tuple[str, ...]) -> str:
+    return "action IN (" + ", ".join(literal(a) for a in actions) + ")"
 
 
 def _write_outputs(
@@ -294,71 +323,112 @@ def _write_outputs(
     options: ShredOptions,
     path: str,
 ) -> dict[str, int]:
-    decided = decisions.select(
-        "row_id",
-        "action",
-        "new_event_id",
-        F.col("event_id").alias("_decided_event_id"),
-        F.col("failure").alias("_manifest_failure"),
-    )
+    """Apply the decisions to the staged records and write every output of the batch in one pass."""
+    decided = decisions.select("row_id", "action", "new_event_id", F.col("event_id").alias("_decided_event_id"))
     if decision_count <= BROADCAST_DECISIONS_LIMIT:
         decided = F.broadcast(decided)
-    dropped = "action IN (" + ", ".join(literal(a) for a in DROP_ACTIONS) + ")"
-    renamed = "action IN (" + ", ".join(literal(a) for a in RENAME_ACTIONS) + ")"
-    errored = "action IN (" + ", ".join(literal(a) for a in ERROR_ACTIONS) + ")"
+    dropped, renamed, errored = _action_in(DROP_ACTIONS), _action_in(RENAME_ACTIONS), _action_in(ERROR_ACTIONS)
 
     observation = Observation("output_pass")
-    lines = parsed.join(decided, "row_id", "left").observe(
-        observation,
-        F.count(F.lit(1)).alias("lines"),
-        F.count_if(F.col("failure").isNotNull()).alias("bad"),
-        F.count_if(F.expr(dropped)).alias("dropped"),
-        F.count_if(F.expr(renamed)).alias("renamed"),
-        F.count_if(F.expr(errored)).alias("runtime_errors"),
-        F.count_if(F.col("action").isNotNull()).alias("decided"),
-        F.count_if(F.expr("action IS NOT NULL AND _decided_event_id != event_id")).alias("misaligned"),
+    lines = (
+        parsed.select("row_id", "good", "event_id", "collector_tstamp", "records")
+        .join(decided, "row_id", "left")
+        .observe(
+            observation,
+            F.count(F.lit(1)).alias("lines"),
+            F.count_if(~F.col("good")).alias("bad"),
+            F.count_if(F.expr(dropped)).alias("dropped"),
+            F.count_if(F.expr(renamed)).alias("renamed"),
+            F.count_if(F.expr(errored)).alias("runtime_errors"),
+            F.count_if(F.col("action").isNotNull()).alias("decided"),
+            F.count_if(F.expr("action IS NOT NULL AND (NOT good OR _decided_event_id != event_id)")).alias("misaligned"),
+        )
     )
-    events = lines.withColumns(
-        {
-            "derived_contexts": F.expr(
-                f"CASE WHEN {renamed} THEN concat(array({shred.duplicate_context('event_id')}), derived_contexts) "
-                "ELSE derived_contexts END"
-            ),
-            "event_id": F.expr(f"CASE WHEN {renamed} THEN new_event_id ELSE event_id END"),
-        }
+    # A renamed event's duplicate context names its original id and goes first among its derived contexts;
+    # the order of entity lines within a type's files carries no meaning, so it is simply one more record.
+    duplicate = f"({shred.duplicate_context('event_id')})"
+    duplicate_record = _record(SHREDDED_TYPES, *shred.entity_line_parts(duplicate, _ROOT_TSTAMP), entity=duplicate)
+    records = case(
+        (f"{dropped} OR {errored}", f"CAST(array() AS ARRAY<{_RECORD_TYPE}>)"),
+        (renamed, f"concat(array({duplicate_record}), records)"),
+        otherwise="records",
     )
     (
-        events.selectExpr(f"explode({_output_records(dropped, errored)}) AS record")
-        .select("record.*")
+        lines.selectExpr(f"CASE WHEN {renamed} THEN new_event_id ELSE event_id END AS _id", f"explode({records}) AS r")
+        .selectExpr(
+            *(f"r.{p} AS {p}" for p in _PARTITIONS),
+            "CASE WHEN r.tail IS NULL THEN r.head ELSE concat(r.head, _id, r.tail) END AS value",
+        )
         .write.mode("overwrite")
         .partitionBy(*_PARTITIONS)
-        .option("compression", "gzip" if options.compression == "GZIP" else "none")
+        .option("compression", _text_compression(options))
         .text(fs.spark_path(path))
     )
     return _observed(observation)
 
 
+def _write_runtime_errors(
+    fs: LakeFileSystem, lines: DataFrame, decisions: DataFrame, options: ShredOptions, path: str
+) -> dict[str, int]:
+    """loader_runtime_error bad rows for the events the manifest could not check, added to the output.
+
+    Their payload is the event as JSON, typed, so these lines (few) are read and parsed once more.
+    """
+    errored = decisions.where(F.col("action").isin(*ERROR_ACTIONS)).select(
+        "row_id", F.col("event_id").alias("_decided_event_id"), F.col("failure").alias("_manifest_failure")
+    )
+    observation = Observation("runtime_errors")
+    events = parse_enriched(lines.join(F.broadcast(errored), "row_id")).observe(
+        observation,
+        F.count(F.lit(1)).alias("lines"),
+        F.count_if(F.expr("failure IS NOT NULL OR event_id != _decided_event_id")).alias("misaligned"),
+    )
+    runtime_error = bad_rows.loader_runtime_error("_manifest_failure", bad_rows.event_json("line"))
+    (
+        events.selectExpr(f"{_record(BAD, runtime_error)} AS r")
+        .selectExpr(*(f"r.{p} AS {p}" for p in _PARTITIONS), "r.head AS value")
+        .write.mode("append")
+        .partitionBy(*_PARTITIONS)
+        .option("compression", _text_compression(options))
+        .text(fs.spark_path(path))
+    )
+    return _observed(observation)
+
+
+def _text_compression(options: ShredOptions) -> str:
+    return "gzip" if options.compression == "GZIP" else "none"
+
+
 def _check_conservation(
-    keys_pass: dict[str, int], output_pass: dict[str, int], duplicates: dict[str, int], good: int
+    parse_pass: dict[str, int],
+    output_pass: dict[str, int],
+    runtime_errors: dict[str, int] | None,
+    duplicates: dict[str, int],
+    good: int,
 ) -> None:
-    """Every line is good, bad or a removed duplicate, and both reads saw the same lines in the same places."""
+    """Every line is good, bad or a removed duplicate; the output pass found every staged line, and every
+    decision on the line (and, for manifest errors, the re-read line) it was taken for."""
     expected_drops = sum(n for a, n in duplicates.items() if a in DROP_ACTIONS)
     expected_renames = sum(n for a, n in duplicates.items() if a in RENAME_ACTIONS)
     expected_errors = sum(n for a, n in duplicates.items() if a in ERROR_ACTIONS)
     problems = [
-        f"{name}: keys pass {keys_pass[name]}, output pass {output_pass[name]}"
+        f"{name}: parse pass {parse_pass[name]}, output pass {output_pass[name]}"
         for name in ("lines", "bad")
-        if keys_pass[name] != output_pass[name]
+        if parse_pass[name] != output_pass[name]
     ]
     if output_pass["misaligned"] or output_pass["decided"] != sum(duplicates.values()):
         problems.append(
             f"decisions matched {output_pass['decided']} of {sum(duplicates.values())} lines, "
-            f"{output_pass['misaligned']} on a different event: the two reads numbered lines differently"
+            f"{output_pass['misaligned']} on a different event"
         )
     applied = (output_pass["dropped"], output_pass["renamed"], output_pass["runtime_errors"])
     if applied != (expected_drops, expected_renames, expected_errors):
         problems.append(f"applied {applied[0]} drops, {applied[1]} renames and {applied[2]} manifest errors, "
                         f"decided {expected_drops}, {expected_renames} and {expected_errors}")
+    if expected_errors and (runtime_errors is None or (runtime_errors["lines"], runtime_errors["misaligned"]) != (expected_errors, 0)):
+        found = runtime_errors or {"lines": 0, "misaligned": 0}
+        problems.append(f"the re-read for {expected_errors} manifest errors found {found['lines']} lines, "
+                        f"{found['misaligned']} of them another event: the two reads numbered lines differently")
     if output_pass["lines"] != good + output_pass["bad"] + output_pass["runtime_errors"] + output_pass["dropped"]:
         problems.append(f"{output_pass['lines']} lines read != {good} good + {output_pass['bad']} bad "
                         f"+ {output_pass['runtime_errors']} manifest errors + {output_pass['dropped']} duplicates removed")

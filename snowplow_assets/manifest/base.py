@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import abc
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -163,8 +163,12 @@ class EventManifest(abc.ABC):
         """Where the manifest lives, for logs and metadata."""
 
     @abc.abstractmethod
-    def verify(self) -> None:
-        """Raise EventManifestUnavailable with a clear reason if the manifest cannot be used."""
+    def verify(self, rewriting: Collection[str] = ()) -> None:
+        """Raise EventManifestUnavailable with a clear reason if the manifest cannot be used.
+
+        The entries of the batches (run folders) in `rewriting` are about to be replaced as a whole, by a
+        populate, so they need not be intact: that is how lost entries are rebuilt.
+        """
 
     @abc.abstractmethod
     def check_and_set(self, kept: DataFrame, batch: Batch, claim_ids: bool, work: str) -> ManifestCheck:
@@ -185,29 +189,41 @@ class EventManifest(abc.ABC):
     def expire(self) -> int:
         """Remove expired entries where the backend has to do it itself; return how many batches went."""
 
-    def populate(self, entries: DataFrame, claim_ids: bool, work: str) -> dict[str, int]:
-        """Record entries of batches processed without the manifest (`run, etl_time, event_id, fingerprint`).
+    def populate(self, batches: list[Batch], entries: DataFrame, claim_ids: bool, work: str) -> dict[str, int]:
+        """Record what `batches` loaded (`entries`: `run, etl_time, event_id, fingerprint, renamed`) as their owners.
 
-        Among the given batches the one with the earliest etlTime (then run name) owns a key: the order
-        they were most likely processed in. A live entry of any other batch keeps its key. Keys whose
-        owner's entry would already have expired are not recorded.
+        `event_id` is the event's original id and `renamed` says whether the batch loaded it under a new
+        one. Who owns a key among the given batches: `owners`. A live entry of any other batch keeps its
+        key. Keys whose owner's entry would already have expired are not recorded.
         """
-        owned = owners_by_earliest_batch(entries, claim_ids, self.ttl_days).where(F.col("ttl") > self.now())
-        return self._record_owned(owned, work)
+        live = [batch for batch in batches if batch.ttl(self.ttl_days) > self.now()]
+        owned = owners(entries, claim_ids, self.ttl_days).where(F.col("ttl") > self.now())
+        return self._record_owned(live, owned, work)
 
     @abc.abstractmethod
-    def _record_owned(self, owned: DataFrame, work: str) -> dict[str, int]:
-        """Record entries (ENTRY_SCHEMA) whose owner is decided, unless a live entry of another batch holds them."""
+    def _record_owned(self, batches: list[Batch], owned: DataFrame, work: str) -> dict[str, int]:
+        """Record entries (ENTRY_SCHEMA) whose owner is decided, unless a live entry of another batch holds them.
+
+        Where a backend can, it replaces everything `batches` held before: they are rewritten as a whole.
+        """
 
 
-def owners_by_earliest_batch(entries: DataFrame, claim_ids: bool, ttl_days: int) -> DataFrame:
-    """One ENTRY_SCHEMA row per pair (and per id with `claim_ids`), owned by the earliest batch holding it."""
-    keys = entries.where(F.col("fingerprint").isNotNull()).select("event_id", "fingerprint", "run", "etl_time")
+def owners(entries: DataFrame, claim_ids: bool, ttl_days: int) -> DataFrame:
+    """One ENTRY_SCHEMA row per pair (and per id with `claim_ids`) of `entries`, with the batch that owns it.
+
+    An id belongs to the batch that loaded an event under that id rather than renaming it. With cross-batch
+    synthetic dedup on there is only one such batch, the one whose check-and-set recorded the claim,
+    whatever order the batches were processed in. Between several such batches (output loaded without
+    the manifest), or none, and for pairs, the batch with the earliest etlTime (then run name) owns the
+    key: the order in which the batches were most likely processed.
+    """
+    keys = entries.where(F.col("fingerprint").isNotNull()).select(
+        "event_id", "fingerprint", F.lit(False).alias("renamed"), "etl_time", "run"
+    )
     if claim_ids:
-        keys = keys.unionByName(
-            entries.select("event_id", F.lit(None).cast("string").alias("fingerprint"), "run", "etl_time")
-        )
-    first = keys.groupBy("event_id", "fingerprint").agg(F.min(F.struct("etl_time", "run")).alias("owner"))
+        no_fingerprint = F.lit(None).cast("string").alias("fingerprint")
+        keys = keys.unionByName(entries.select("event_id", no_fingerprint, "renamed", "etl_time", "run"))
+    first = keys.groupBy("event_id", "fingerprint").agg(F.min(F.struct("renamed", "etl_time", "run")).alias("owner"))
     return first.select(
         "event_id",
         "fingerprint",

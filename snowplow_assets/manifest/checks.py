@@ -16,7 +16,7 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from snowplow_assets.events.output_checks import CheckOutcome
+from snowplow_assets.check_outcome import CheckOutcome
 from snowplow_assets.events.shred_batch import ShredReport
 from snowplow_assets.lake import Lake
 from snowplow_assets.manifest.base import EventManifest

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
@@ -128,7 +128,8 @@ class DynamoDbEventManifest(EventManifest):
     def describe(self) -> str:
         return f"DynamoDB {self.config.where()}"
 
-    def verify(self) -> None:
+    def verify(self, rewriting: Collection[str] = ()) -> None:
+        """The table exists and has the manifest's keys; a populate rewrites items one by one and needs no more."""
         verify_table(self.config)
 
     def expire(self) -> int:
@@ -152,7 +153,8 @@ class DynamoDbEventManifest(EventManifest):
         found = keys.select("event_id", "fingerprint").distinct().rdd.mapPartitions(task)
         return keys.sparkSession.createDataFrame(found, ENTRY_SCHEMA)
 
-    def _record_owned(self, owned: DataFrame, work: str) -> dict[str, int]:
+    def _record_owned(self, batches: list[Batch], owned: DataFrame, work: str) -> dict[str, int]:
+        # Item by item: an item a batch held before and no longer owns stays until its TTL deletes it.
         task = partial(_record_partition, self.config, self.now())
         statuses = owned.sparkSession.createDataFrame(owned.rdd.mapPartitions(task), STATUS_SCHEMA)
         return _materialise(statuses, self.fs.spark_path(join_uri(work, "findings")))

@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 
+from botocore.exceptions import BotoCoreError, ClientError
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
@@ -58,12 +60,15 @@ from snowplow_assets.manifest.base import (
     EventManifest,
     EventManifestUnavailable,
     ManifestCheck,
+    run_folder_time,
     status_counts,
     utc_now,
 )
 from snowplow_assets.storage import LakeFileSystem
 
 INDEX_FORMAT = 1
+# What the lake's storage raises once it gives up: a local disk, or S3 after its client's own retries.
+STORAGE_ERRORS = (OSError, BotoCoreError, ClientError)
 
 
 @dataclass(frozen=True)
@@ -95,17 +100,45 @@ class LakeEventManifest(EventManifest):
     def describe(self) -> str:
         return self.lake.event_manifest
 
-    def verify(self) -> None:
-        self.read_index()
+    def verify(self, rewriting: Collection[str] = ()) -> None:
+        """The index is readable and names no entry folder that is gone (one listing of `entries/`).
+
+        A lost folder is this backend's missing table: checked against what is left, copies of that batch's
+        events would be loaded again, so no batch is checked until the folder is restored or rebuilt.
+        """
+        needed = {
+            b.folder: run
+            for run, b in self.read_index().live(self.now()).items()
+            if b.folder is not None and run not in rewriting
+        }
+        if not needed:
+            return
+        try:
+            present = {entry.name for entry in self.fs.list_dir(self.lake.event_manifest_entries)}
+        except STORAGE_ERRORS as error:
+            raise EventManifestUnavailable(f"cannot list the event manifest entries {self.describe()}: {error}") from error
+        lost = sorted(run for folder, run in needed.items() if folder not in present)
+        if lost:
+            raise EventManifestUnavailable(
+                f"the event manifest {self.describe()} has lost the entries of {len(lost)} batch(es), "
+                f"{', '.join(lost[:3])}{', …' if len(lost) > 3 else ''}: their folders under entries/ are gone, "
+                "and copies of their events would be loaded again. Restore the folders, or rebuild the entries "
+                "from the shredded output with "
+                f"`snowplow-assets event-manifest populate --since {run_folder_time(lost[0]).date()}`"
+            )
 
     # The index
 
     def read_index(self) -> ManifestIndex:
         uri = self.lake.event_manifest_index
-        if not self.fs.exists(uri):
-            return ManifestIndex(0, {})
         try:
-            data = json.loads(self.fs.read_text(uri))
+            if not self.fs.exists(uri):
+                return ManifestIndex(0, {})
+            text = self.fs.read_text(uri)
+        except STORAGE_ERRORS as error:
+            raise EventManifestUnavailable(f"cannot read the event manifest index {uri}: {error}") from error
+        try:
+            data = json.loads(text)
             if data.get("format") != INDEX_FORMAT:
                 raise ValueError(f"unknown format {data.get('format')!r}")
             batches = {
@@ -237,13 +270,14 @@ class LakeEventManifest(EventManifest):
             if previous is not None and previous.folder is not None:
                 self.fs.delete(self.lake.event_manifest_entry_folder(previous.folder))
 
-    def _record_owned(self, owned: DataFrame, work: str) -> dict[str, int]:
+    def _record_owned(self, batches: list[Batch], owned: DataFrame, work: str) -> dict[str, int]:
         spark = owned.sparkSession
         self.expire()
         index = self.read_index()
-        batches = {r.run: Batch(r.run, r.etl_time) for r in owned.select("run", "etl_time").distinct().collect()}
-        # The given batches are rewritten as a whole; only other batches' live entries hold keys.
-        others = self._read_entries(spark, {r: b for r, b in index.live(self.now()).items() if r not in batches})
+        rewritten = {batch.run for batch in batches}
+        # Only other batches' live entries hold keys: the given ones are rewritten as a whole, even those
+        # left owning nothing, so a lost folder of theirs is never read.
+        others = self._read_entries(spark, {r: b for r, b in index.live(self.now()).items() if r not in rewritten})
         held_pairs = others.where(F.col("fingerprint").isNotNull()).select("event_id", "fingerprint").distinct()
         held_ids = others.where(F.col("fingerprint").isNull()).select("event_id").distinct()
         pairs = owned.where(F.col("fingerprint").isNotNull()).join(
@@ -270,6 +304,6 @@ class LakeEventManifest(EventManifest):
             .write.partitionBy("_batch")
             .parquet(self.fs.spark_path(work))
         )
-        staged = {run: (join_uri(work, f"_batch={run.removeprefix('run=')}"), b) for run, b in batches.items()}
+        staged = {b.run: (join_uri(work, f"_batch={b.run.removeprefix('run=')}"), b) for b in batches}
         self._publish(staged, index)
         return {name: int(value or 0) for name, value in observation.get.items()}

@@ -2,21 +2,25 @@
 
 The populator reads the published output of every run folder from a date onwards (the date of the run
 folder's name; only folders with `shredding_complete.json`) and records what those batches loaded, as if
-they had been processed with the manifest, in the order of their etlTimes (base.py `populate`):
+they had been processed with the manifest (base.py `populate` and `owners`):
 
 - a pair for every atomic event with a fingerprint, under its *original* event_id: a renamed synthetic
   duplicate is mapped back through its `duplicate` context, because a later copy of it carries the
   original id;
-- with cross-batch synthetic dedup on, an id claim for every original event_id;
+- with cross-batch synthetic dedup on, an id claim for every original event_id, owned by the batch that
+  loaded the event under that id;
 - each batch's etlTime is the earliest etl_tstamp of its output (the run folder's time if it has none).
 
-Entries held by a batch that is not being populated stay with it, so populating is safe on a manifest
-that is already in use and can be repeated.
+So populating from the output of batches that were processed with the manifest records exactly what
+their check-and-sets recorded. Entries held by a batch that is not being populated stay with it, so
+populating is safe on a manifest in use and can be repeated; the batches populated are rewritten as a
+whole, which is also how a lake manifest that lost a batch's entry folder is repaired.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
@@ -27,7 +31,7 @@ from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS
 from snowplow_assets.events.shred import DUPLICATE_SCHEMA
 from snowplow_assets.events.shred_batch import ATOMIC_EVENTS, SHREDDED_TYPES
 from snowplow_assets.lake import RUN_FOLDER, Lake
-from snowplow_assets.manifest.base import EventManifest, batch_etl_time, run_folder_time
+from snowplow_assets.manifest.base import Batch, EventManifest, batch_etl_time, run_folder_time
 from snowplow_assets.storage import LakeFileSystem
 
 _COLUMN = {f.name: i for i, f in enumerate(ATOMIC_FIELDS)}
@@ -40,8 +44,12 @@ assert DUPLICATE_SCHEMA == "iglu:com.snowplowanalytics.snowplow/duplicate/jsonsc
 
 @dataclass(frozen=True)
 class PopulateReport:
-    runs: list[str]
+    batches: list[Batch]  # the batches populated, oldest run folder first
     counts: dict[str, int]
+
+    @property
+    def runs(self) -> list[str]:
+        return [batch.run for batch in self.batches]
 
 
 def shredded_runs_since(fs: LakeFileSystem, lake: Lake, since: date) -> list[str]:
@@ -90,22 +98,32 @@ def shredded_event_keys(spark: SparkSession, fs: LakeFileSystem, lake: Lake, run
 
 
 def populate_event_manifest(
-    spark: SparkSession, fs: LakeFileSystem, lake: Lake, manifest: EventManifest, since: date, claim_ids: bool
+    spark_session: Callable[[], SparkSession],
+    fs: LakeFileSystem,
+    lake: Lake,
+    manifest: EventManifest,
+    since: date,
+    claim_ids: bool,
 ) -> PopulateReport:
-    manifest.verify()
+    """Back-fill `manifest` from the run folders shredded since `since`.
+
+    `spark_session` is called only once the manifest is known to be usable and there is output to read,
+    so a missing table or a lost entry folder is reported without starting Spark.
+    """
     runs = shredded_runs_since(fs, lake, since)
+    manifest.verify(rewriting=runs)
     if not runs:
         return PopulateReport([], {})
+    spark = spark_session()
     keys = shredded_event_keys(spark, fs, lake, runs)
     by_run = keys.groupBy("run").agg(F.unix_seconds(F.min("etl_tstamp")).alias("earliest")).collect()
     earliest = {r["run"]: r["earliest"] for r in by_run}
-    etl_times = spark.createDataFrame(
-        [(run, batch_etl_time(earliest.get(run), run)) for run in runs], "run STRING, etl_time BIGINT"
-    )
-    entries = keys.join(F.broadcast(etl_times), "run").select("run", "etl_time", "event_id", "fingerprint")
+    batches = [Batch(run, batch_etl_time(earliest.get(run), run)) for run in runs]
+    etl_times = spark.createDataFrame([(b.run, b.etl_time) for b in batches], "run STRING, etl_time BIGINT")
+    entries = keys.join(F.broadcast(etl_times), "run").select("run", "etl_time", "event_id", "fingerprint", "renamed")
     work = lake.event_manifest_work(uuid.uuid4().hex[:16])
     try:
-        counts = manifest.populate(entries, claim_ids, work)
+        counts = manifest.populate(batches, entries, claim_ids, work)
     finally:
         fs.delete(work)
-    return PopulateReport(runs, counts)
+    return PopulateReport(batches, counts)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import abc
 import uuid
 from dataclasses import dataclass
+from typing import BinaryIO
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,10 @@ class LakeFileSystem(abc.ABC):
 
     @abc.abstractmethod
     def read_text(self, uri: str) -> str: ...
+
+    @abc.abstractmethod
+    def open_binary(self, uri: str) -> BinaryIO:
+        """A file's bytes as a stream, for files too large to read whole (missing: FileNotFoundError)."""
 
     @abc.abstractmethod
     def write_text(self, uri: str, text: str) -> None:

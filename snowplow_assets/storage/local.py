@@ -4,6 +4,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from snowplow_assets.storage.base import FileEntry, LakeFileSystem, listing_order
 
@@ -34,6 +35,9 @@ class LocalFileSystem(LakeFileSystem):
 
     def read_text(self, uri: str) -> str:
         return Path(uri).read_text(encoding="utf-8")
+
+    def open_binary(self, uri: str) -> BinaryIO:
+        return open(uri, "rb")
 
     def write_text(self, uri: str, text: str) -> None:
         directory = os.path.dirname(uri)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from snowplow_assets.storage.base import FileEntry, LakeFileSystem, listing_order
 
@@ -134,12 +134,16 @@ class S3FileSystem(LakeFileSystem):
         return True
 
     def read_text(self, uri: str) -> str:
+        with self.open_binary(uri) as body:
+            return body.read().decode("utf-8")
+
+    def open_binary(self, uri: str) -> BinaryIO:
         location = parse_s3_uri(uri)
         try:
-            body = self.client.get_object(Bucket=location.bucket, Key=location.key)["Body"]
+            # botocore's StreamingBody is a readable io.IOBase: read(n) fetches as it goes.
+            return self.client.get_object(Bucket=location.bucket, Key=location.key)["Body"]
         except self.client.exceptions.NoSuchKey:
             raise FileNotFoundError(uri) from None
-        return body.read().decode("utf-8")
 
     def write_text(self, uri: str, text: str) -> None:
         # A PUT is atomic: readers see the old object or the new one, never part of it.

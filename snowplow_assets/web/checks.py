@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from snowplow_assets.check_outcome import CheckOutcome
 from snowplow_assets.web.events import timestamp_sql
 from snowplow_assets.web.run_limits import format_timestamp
 
 UNIQUE_KEYS = "unique_keys"
 PAGE_VIEW_COUNTS_AGREE = "page_view_counts_agree"
 QUARANTINED_SESSIONS_FROZEN = "quarantined_sessions_gain_no_events"
-
-
-@dataclass(frozen=True)
-class CheckOutcome:
-    name: str
-    passed: bool
-    description: str
-    metadata: dict[str, int] = field(default_factory=dict)
 
 
 def unique_keys(table: DataFrame | None, key: str) -> CheckOutcome:

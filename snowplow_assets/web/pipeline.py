@@ -31,6 +31,7 @@ from functools import cached_property
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
+from snowplow_assets.check_outcome import CheckOutcome
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LakeFileSystem
 from snowplow_assets.web import checks
@@ -240,7 +241,15 @@ class WebRun:
             last_success = advance_last_success(previous, self.window.processed_up_to)
             note = f"{report.rows} rows upserted" + (f" from {report.floor.isoformat()} on" if report.floor else "")
             result = ModelResult(
-                model, True, previous, last_success, report.rows, note, counts, report.partitions_written, report.updated
+                model,
+                True,
+                previous,
+                last_success,
+                report.rows,
+                note,
+                counts,
+                report.partitions_written,
+                report.updated,
             )
         self._results[model] = result
         return result
@@ -282,8 +291,10 @@ class WebRun:
 
     def _quarantined_sessions(self, _previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
         lifecycle = self._results.get(SESSIONS_LIFECYCLE)
-        if lifecycle is not None and lifecycle.ran and not (
-            lifecycle.counts["newly_quarantined"] or lifecycle.counts["quarantined_sessions_seen"]
+        if (
+            lifecycle is not None
+            and lifecycle.ran
+            and not (lifecycle.counts["newly_quarantined"] or lifecycle.counts["quarantined_sessions_seen"])
         ):
             # The lifecycle just folded this window in and quarantined none of the sessions it touched.
             empty = self.spark.createDataFrame([], QUARANTINE.table_schema)
@@ -318,7 +329,7 @@ class WebRun:
 
     # Checks ---------------------------------------------------------------------------------------------
 
-    def check(self, model: str) -> list[checks.CheckOutcome]:
+    def check(self, model: str) -> list[CheckOutcome]:
         """The checks of one model's table after it was built in this run. Empty tables need no Spark job."""
         spec = TABLES[model]
         outcomes = [checks.unique_keys(read_table_if_any(self.spark, self.fs, self.lake, spec), spec.key)]
@@ -335,12 +346,12 @@ class WebRun:
                     )
                 )
             else:
-                outcomes.append(checks.CheckOutcome(checks.PAGE_VIEW_COUNTS_AGREE, True, "no sessions and no page views yet"))
+                outcomes.append(CheckOutcome(checks.PAGE_VIEW_COUNTS_AGREE, True, "no sessions and no page views yet"))
             if result.updated is not None:
                 _, frozen = self._events_for(result.previous_last_success)
                 outcomes.append(checks.quarantined_sessions_gain_no_events(result.updated, frozen))
             else:
-                outcomes.append(checks.CheckOutcome(checks.QUARANTINED_SESSIONS_FROZEN, True, "no session was rebuilt"))
+                outcomes.append(CheckOutcome(checks.QUARANTINED_SESSIONS_FROZEN, True, "no session was rebuilt"))
         return outcomes
 
 

@@ -29,7 +29,6 @@ LIFECYCLE = TableSpec(
 )
 
 
-
 def _first(alias: str) -> str:
     fields = {"tstamp": "start_tstamp", "event_id": "first_event_id", "domain_userid": "domain_userid"}
     return "named_struct(" + ", ".join(f"'{name}', {alias}.{column}" for name, column in fields.items()) + ")"

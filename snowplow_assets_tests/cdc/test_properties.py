@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-
 from pyspark.sql import functions as F
 
 from snowplow_assets.cdc.batches import batch_files, cut_batches, latest_batch, list_batches

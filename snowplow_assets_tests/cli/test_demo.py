@@ -1,4 +1,3 @@
-from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -17,3 +16,11 @@ def test_demo_generates_and_processes_end_to_end(tmp_path, monkeypatch, spark):
     [good] = list((lake / "shredded" / "good").iterdir())
     assert (good / "shredding_complete.json").exists()
     assert any((good / "atomic-events").glob("part-*"))
+    # The CDC model of the packaged models file: two landings ingested, a batch cut, the latest view written.
+    assert result.output.count("cdc_ingest_landing: ok") == 2 and "cdc_batch: ok" in result.output
+    assert (lake / "cdc" / "latest" / "customers" / "_latest.json").exists()
+    assert "snowplow-assets latest customers" in result.output
+    # The web models: one web_models run over the shredded events, from a start date just before them.
+    assert "web_models: ok" in result.output and "(first run; Processing data between " in result.output
+    for model in ("sessions_lifecycle", "page_views", "sessions", "users"):
+        assert any((lake / "web" / model).glob("start_date=*/*.parquet")), model

@@ -8,9 +8,9 @@ import boto3
 from click.testing import CliRunner
 
 from snowplow_assets.cli.event_manifest import event_manifest
-from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS, FIELD_NAMES
 from snowplow_assets.lake import Lake
 from snowplow_assets_tests.events.builders import event_line
+from snowplow_assets_tests.manifest.conftest import write_shredded_output
 
 REGION = "eu-west-1"
 
@@ -41,19 +41,14 @@ def test_create_table_needs_a_table_and_a_region():
 
 
 def test_populate_records_shredded_output_in_the_lake_manifest(spark, tmp_path):
-    # A run folder's published output, as the shred job leaves it: atomic events and the completion marker.
     etl = datetime.now(timezone.utc) - timedelta(days=2)
     run = etl.strftime("run=%Y-%m-%d-%H-%M-%S")
     lake = Lake(str(tmp_path / "lake"))
-    atomic = Path(lake.shredded_good(run), "atomic-events")
-    atomic.mkdir(parents=True)
-    lines = []
-    for event_id, fingerprint in [("aaaaaaaa-0000-4000-8000-000000000001", "fp1"), ("aaaaaaaa-0000-4000-8000-000000000002", None)]:
-        values = dict(zip(FIELD_NAMES, event_line(event_id=event_id, event_fingerprint=fingerprint,
-                                                  etl_tstamp=etl.strftime("%Y-%m-%d %H:%M:%S.000")).split("\t")))  # fmt: skip
-        lines.append("\t".join(values[f.name] for f in ATOMIC_FIELDS))
-    (atomic / "part-00000").write_text("".join(line + "\n" for line in lines))
-    Path(lake.shredding_complete(run)).write_text("{}")
+    etl_tstamp = etl.strftime("%Y-%m-%d %H:%M:%S.000")
+    write_shredded_output(lake, run, [
+        event_line(event_id="aaaaaaaa-0000-4000-8000-000000000001", event_fingerprint="fp1", etl_tstamp=etl_tstamp),
+        event_line(event_id="aaaaaaaa-0000-4000-8000-000000000002", event_fingerprint=None, etl_tstamp=etl_tstamp),
+    ])  # fmt: skip
     env = {"SNOWPLOW_LAKE": lake.root, "SNOWPLOW_SPARK_MASTER": "local[2]", "SNOWPLOW_SPARK_SHUFFLE_PARTITIONS": "2"}
 
     code, output = invoke("populate", "--since", etl.date().isoformat(), env=env)

@@ -10,31 +10,40 @@ from click.testing import CliRunner
 
 from snowplow_assets.cdc.batches import cut_batches
 from snowplow_assets.cdc.history import ingest_landing
-from snowplow_assets.cdc.models import load_models
+from snowplow_assets.cdc.models import parse_models
 from snowplow_assets.cli import main
 from snowplow_assets.datagen.cdc import CdcGenerationOptions, generate_cdc_landings
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import DEFAULT_CDC_MODELS
 from snowplow_assets.storage import LocalFileSystem
+from snowplow_assets_tests.cdc.builders import record, write_landing, write_models
 
-MODELS = load_models(DEFAULT_CDC_MODELS)
+# The packaged customers model, and a model of awkward strings for the output formats.
+MODELS_YAML = Path(DEFAULT_CDC_MODELS).read_text() + "  notes:\n    topics: [{topic: notes, contract: partial}]\n"
+MODELS = parse_models(MODELS_YAML)
+AWKWARD = ' two "words", and\na line break '
+NOTES = {"a": {"text": AWKWARD, "empty": "", "none": None}, "b": {"text": "\\ plain"}}
 
 
 @pytest.fixture(scope="module")
 def landed(spark, tmp_path_factory):
-    """Two generated landings, a batch after the first, the second ingested after it."""
-    lake, fs = Lake(str(tmp_path_factory.mktemp("cli-latest") / "lake")), LocalFileSystem()
+    """Two generated landings, a batch after the first, the second ingested after it; and the notes."""
+    root = tmp_path_factory.mktemp("cli-latest")
+    lake, fs = Lake(str(root / "lake")), LocalFileSystem()
     generation = generate_cdc_landings(Path(lake.cdc_landings), MODELS.model("customers"), CdcGenerationOptions(keys=40, landings=2, delete_rate=0.2, seed=5))
-    ingest_landing(spark, fs, lake, generation.landings[0].folder.name, MODELS)
+    write_landing(lake, "landing=notes", [record("notes", row, key, 1_000, i) for i, (key, row) in enumerate(NOTES.items())])
+    for landing in (generation.landings[0].folder.name, "landing=notes"):
+        ingest_landing(spark, fs, lake, landing, MODELS)
     cut_batches(spark, fs, lake, MODELS)
     ingest_landing(spark, fs, lake, generation.landings[1].folder.name, MODELS)
-    return lake, generation
+    return lake, generation, write_models(root / "models.yaml", MODELS_YAML)
 
 
 @pytest.fixture
 def env(landed, monkeypatch):
-    lake, _ = landed
+    lake, _, models_file = landed
     monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
+    monkeypatch.setenv("SNOWPLOW_CDC_MODELS", str(models_file))
     monkeypatch.setenv("SNOWPLOW_SPARK_MASTER", "local[2]")
     monkeypatch.setenv("SNOWPLOW_SPARK_SHUFFLE_PARTITIONS", "2")
 
@@ -45,7 +54,7 @@ def _invoke(*args):
 
 
 def test_json_prints_one_object_per_key_with_every_column(env, landed):
-    _, generation = landed
+    _, generation, _ = landed
     code, output = _invoke("customers", "--format", "json")
     assert code == 0, output
     objects = [json.loads(line) for line in output.splitlines()]
@@ -58,12 +67,26 @@ def test_json_prints_one_object_per_key_with_every_column(env, landed):
 
 
 def test_csv_with_chosen_columns(env, landed):
-    _, generation = landed
+    _, generation, _ = landed
     code, output = _invoke("customers", "--columns", "state, email", "--format", "csv")
     assert code == 0, output
     rows = list(csv.reader(io.StringIO(output)))
     assert rows[0] == ["id", "state", "email"]
     assert rows[1:] == [[key, generation.expected[key]["state"], generation.expected[key]["email"]] for key in sorted(generation.expected)]
+
+
+def test_awkward_strings_round_trip_through_both_formats(env):
+    code, output = _invoke("notes", "--format", "csv")
+    assert code == 0, output
+    assert list(csv.reader(io.StringIO(output))) == [
+        ["id", "empty", "none", "text"], ["a", "", "", AWKWARD], ["b", "", "", "\\ plain"],
+    ]  # fmt: skip
+    assert output.startswith('id,empty,none,text\na,"",,"'), "an empty string is quoted, a null is not"
+    code, output = _invoke("notes", "--format", "json")
+    assert code == 0, output
+    assert [json.loads(line) for line in output.splitlines()] == [
+        {"id": "a", "empty": "", "none": None, "text": AWKWARD}, {"id": "b", "empty": None, "none": None, "text": "\\ plain"},
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(

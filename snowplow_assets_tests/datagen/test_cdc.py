@@ -96,8 +96,10 @@ def test_deletes_come_with_tombstones_and_duplicates_are_exact_copies(generated)
     for record in everything:
         by_coordinates.setdefault((record["__topic"], record["__partition"], record["__offset"]), []).append(record)
     assert all(all(r == records[0] for r in records) for records in by_coordinates.values())
-    tombstones = [r for r in everything if r["__topic"] == "shop.customers" and r["__value"] is None]
+    tombstones = [r for r in everything if r["__topic"] == "shop.customers" and r["__value"] in (None, "null")]
     assert len({(r["__partition"], r["__offset"]) for r in tombstones}) == sum(s.tombstones for s in generation.landings) > 0
+    nulls = {repr(r["__value"]) for r in everything if r["__value"] in (None, "null")}
+    assert nulls == {"None", "'null'"}, "both forms of a null value"
 
 
 def test_expected_state_is_a_replay_of_the_lines_written(generated):

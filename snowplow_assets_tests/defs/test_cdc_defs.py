@@ -9,7 +9,10 @@ import pytest
 from pyspark.sql import SparkSession
 
 from snowplow_assets.defs.resources import LakeResource
+from snowplow_assets.defs.resources.cdc import build_cdc_resource
+from snowplow_assets.defs.schedules.cdc_batch_schedule import cdc_batch_schedule
 from snowplow_assets.defs.sensors.cdc_landing_folders import cdc_landing_folders
+from snowplow_assets.settings import Settings
 from snowplow_assets_tests.cdc.builders import ISSUE_MODELS_YAML, partial, write_landing, write_models
 
 
@@ -49,6 +52,14 @@ def test_schedule_follows_the_setting(cdc_definitions):
     [schedule] = [s for s in cdc_definitions.get_repository_def().schedule_defs if s.name == "cdc_batch_schedule"]
     assert schedule.cron_schedule == "*/10 * * * *" and schedule.job_name == "cdc_batch"
     assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+
+
+def test_batches_are_cut_every_30_minutes_and_kept_24_hours_by_default(monkeypatch):
+    for name in ("SNOWPLOW_CDC_BATCH_CRON", "SNOWPLOW_CDC_BATCH_RETENTION_HOURS"):
+        monkeypatch.delenv(name, raising=False)
+    [schedule] = cdc_batch_schedule().schedules
+    assert schedule.cron_schedule == "*/30 * * * *" and schedule.execution_timezone == "UTC"
+    assert build_cdc_resource(Settings(_env_file=None)).batch_retention_hours == 24
 
 
 def test_a_broken_models_file_stops_the_code_location_with_the_reason(lake, monkeypatch, tmp_path):

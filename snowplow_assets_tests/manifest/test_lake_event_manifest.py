@@ -1,13 +1,16 @@
 import json
+import uuid
 from pathlib import Path
 
+import boto3
 import pytest
+from botocore.config import Config as BotoConfig
 
 from snowplow_assets.lake import Lake
 from snowplow_assets.manifest.base import Batch, ConcurrentManifestWrite, EventManifestUnavailable
 from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
-from snowplow_assets.storage import LocalFileSystem
-from snowplow_assets_tests.manifest.conftest import B1, B2, B3, B4, NOW, MovableClock
+from snowplow_assets.storage import LocalFileSystem, S3FileSystem
+from snowplow_assets_tests.manifest.conftest import B1, B2, B3, NOW, MovableClock, s3_error
 
 OLD, LIVE = "run=2025-01-01-00-00-00", "run=2026-03-01-00-00-00"
 
@@ -30,9 +33,9 @@ def manifest(tmp_path) -> LakeEventManifest:
 @pytest.mark.parametrize("scenario", ["lake"], indirect=True)
 def test_reruns_replace_their_own_folder_and_leave_one_per_batch(scenario):
     layout = scenario.lake_layout_before_expiry
-    assert sorted(layout["batches"]) == [B1, B2, B3, B4]
+    assert sorted(layout["batches"]) == [B1, B2, B3]
     assert sorted(layout["batches"].values()) == layout["folders"]  # no folder of a replaced version is left
-    assert layout["version"] == 6  # one publish per shred, reruns included
+    assert layout["version"] == 4  # one publish per shred, the rerun included
 
 
 def test_expiry_and_orphans_are_compacted_away(manifest):
@@ -85,7 +88,7 @@ def test_a_missing_entry_folder_is_a_clear_error(spark, manifest):
 def test_runs_named_in_the_layout_are_validated():
     lake = Lake("/lake")
     assert lake.event_manifest_entry_folder(f"{B3}.{'0' * 16}") == f"/lake/event-manifest/entries/{B3}.{'0' * 16}"
-    for bad in ("..", f"{B4}", f"{B4}.xyz", f"../{B4}.{'0' * 16}"):
+    for bad in ("..", f"{B2}", f"{B2}.xyz", f"../{B2}.{'0' * 16}"):
         with pytest.raises(ValueError):
             lake.event_manifest_entry_folder(bad)
 
@@ -104,3 +107,40 @@ def test_a_batch_whose_keys_are_all_held_records_no_folder_and_a_rerun_touches_o
     after = manifest.read_index()
     assert after.batches[copy.run] == before and after.batches[first.run].folder != index.batches[first.run].folder
     assert [p.name for p in Path(manifest.lake.event_manifest_entries).iterdir()] == [after.batches[first.run].folder]
+
+
+def test_a_lake_on_s3_retries_throttled_requests_and_reports_what_outlasts_the_retries(moto_server, throttling_proxy):
+    bucket = f"lake-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1").create_bucket(Bucket=bucket)
+    lake = Lake(f"s3://{bucket}/lake")
+    direct = S3FileSystem(boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1"))
+    now = int(NOW.timestamp())
+    index = {"format": 1, "version": 3, "batches": {OLD: batch(OLD, "a" * 16, now - 1), LIVE: batch(LIVE, "b" * 16, now + 1)}}
+    direct.write_text(lake.event_manifest_index, json.dumps(index))
+    for folder in (f"{OLD}.{'a' * 16}", f"{LIVE}.{'b' * 16}"):
+        direct.write_text(f"{lake.event_manifest_entry_folder(folder)}/part-00000.parquet", "entries")
+    index_key = f"/{bucket}/lake/event-manifest/batches.json"
+
+    def slow_down(request, attempt):
+        """S3 asks to slow down the first request of each kind on the index: HEAD, GET and compaction's PUT."""
+        if request.path.partition("?")[0] == index_key and attempt == 1:
+            return s3_error("SlowDown", "Please reduce your request rate.")
+        return None
+
+    # boto3's default client, as the lake gets it: it retries throttling with exponential backoff.
+    proxy = throttling_proxy(slow_down)
+    client = boto3.client("s3", endpoint_url=proxy.url, region_name="us-east-1")
+    manifest = LakeEventManifest(S3FileSystem(client), lake, clock=MovableClock(NOW))
+    manifest.verify()
+    assert manifest.expire() == 1
+    assert proxy.answered == ["SlowDown"] * 3
+    assert list(json.loads(direct.read_text(lake.event_manifest_index))["batches"]) == [LIVE]
+    assert [e.name for e in direct.list_dir(lake.event_manifest_entries)] == [f"{LIVE}.{'b' * 16}"]
+
+    # Throttling that outlasts the client's retries stops the batch at start-up, before any work.
+    throttled = throttling_proxy(lambda request, attempt: s3_error("SlowDown", "Please reduce your request rate."))
+    gives_up_sooner = BotoConfig(retries={"max_attempts": 2})
+    client = boto3.client("s3", endpoint_url=throttled.url, region_name="us-east-1", config=gives_up_sooner)
+    # (S3 answers a HEAD without a body: only its status, 503, says "slow down".)
+    with pytest.raises(EventManifestUnavailable, match=r"cannot read the event manifest index .*\(503\).*reached max retries"):
+        LakeEventManifest(S3FileSystem(client), lake, clock=MovableClock(NOW)).verify()

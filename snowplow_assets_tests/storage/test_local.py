@@ -31,6 +31,15 @@ def test_write_text_is_whole_or_nothing(tmp_path):
     assert [p.name for p in target.parent.iterdir()] == ["marker.json"]
 
 
+def test_open_binary_streams_the_bytes(tmp_path):
+    fs = LocalFileSystem()
+    (tmp_path / "part-0").write_bytes(b"a\nb\n")
+    with fs.open_binary(str(tmp_path / "part-0")) as stream:
+        assert stream.read(2) == b"a\n" and stream.read() == b"b\n"
+    with pytest.raises(FileNotFoundError):
+        fs.open_binary(str(tmp_path / "missing"))
+
+
 def test_listing(tmp_path):
     fs = LocalFileSystem()
     (tmp_path / "d" / "sub").mkdir(parents=True)

@@ -59,6 +59,10 @@ def test_list_files_exists_read_and_delete(s3, bucket):
     assert s3.read_text(f"{folder}/part-1") == "abc"
     with pytest.raises(FileNotFoundError):
         s3.read_text(f"{folder}/part-9")
+    with s3.open_binary(f"{folder}/part-1") as stream:
+        assert stream.read(2) == b"ab" and stream.read() == b"c"
+    with pytest.raises(FileNotFoundError):
+        s3.open_binary(f"{folder}/part-9")
     s3.delete(f"{folder}/sub")
     assert [f.name for f in s3.list_files(folder)] == ["_SUCCESS", "part-1"]
     s3.delete(folder)

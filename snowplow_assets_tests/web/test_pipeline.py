@@ -1,5 +1,6 @@
 """WebRun: item 7, the same events split over many incremental runs give exactly the tables of one full run;
-and the models built from real shred output agree with the events in it.
+and existing sessions are matched within session_lookback_days. (Models built from real shred output are
+checked against its events end to end, through `process`: cli/test_web_models.py.)
 
 The events arrive in six batches, and the models run after batches land, through every state of the run
 limits: the first run, standard runs, a model added later (users, backfilled from start_date while the others
@@ -11,15 +12,10 @@ session that outlives max_session_days (in the run where sessions fails) and kee
 quarantined, and pings of a page view in another session.
 """
 
-import json
 from datetime import date, timedelta
-from pathlib import Path
 
 import pytest
 
-from snowplow_assets.datagen.enriched import GenerationOptions, generate_run_folder
-from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS
-from snowplow_assets.events.shred_batch import shred_run_folder
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets.web.pipeline import TABLES, WebRun
@@ -179,12 +175,30 @@ def test_the_last_successes_agree_and_checks_pass(incremental, full):
     assert all(o.passed for o in outcomes), [o for o in outcomes if not o.passed]
 
 
-def test_a_run_without_new_data_leaves_last_success_alone(incremental):
+def test_models_at_the_upper_limit_keep_their_last_success(incremental):
     _, history = incremental
     _, new_model_run = history[2]
     _, before = history[1]
     for model in MODELS[:4]:
         assert new_model_run[model].last_success == before[model].last_success
+
+
+def test_a_window_without_events_leaves_last_success_alone_unless_data_lies_beyond_it(spark, tmp_path):
+    lake, fs = Lake(str(tmp_path / "lake")), LocalFileSystem()
+    variables = WebVariables(start_date=date(2026, 3, 1), backfill_limit_days=1)
+    enabled, manifest = (MODELS[0],), {MODELS[0]: T0 + 2 * D}
+    # Cut before the window [03-03 02:00, 03-04 08:00]: never opened.
+    write_shredded_run(lake, "run=2026-03-02-09-00-00", [Event("early", T0 + D, "s1", "u1")])
+    with WebRun(spark, fs, lake, variables, enabled, manifest, T0 + 10 * D) as web:
+        quiet = web.build(MODELS[0])
+    assert (quiet.ran, quiet.rows, quiet.last_success) == (True, 0, T0 + 2 * D)
+    assert quiet.note == "no new events in the window: nothing written, last_success unchanged"
+
+    # A gap in the data: a complete folder holds events after the window, so the window moves past it.
+    write_shredded_run(lake, "run=2026-03-08-09-00-00", [Event("later", T0 + 7 * D, "s2", "u1")])
+    with WebRun(spark, fs, lake, variables, enabled, manifest, T0 + 10 * D) as web:
+        gap = web.build(MODELS[0])
+    assert (gap.rows, gap.last_success) == (0, T0 + 3 * D) and "later run folders hold events" in gap.note
 
 
 def test_what_the_first_window_dropped_is_counted(incremental):
@@ -232,51 +246,34 @@ def test_late_events_and_duplicates_land_where_they_belong(spark, incremental):
     assert users[uid("u1")][3:6] == (uid("s1"), uid("s9"), 3)
 
 
-# Real shred output --------------------------------------------------------------------------------------
-
-
-def _shredded_events(lake: Lake, run: str) -> list[dict[str, str]]:
-    """The atomic events of a shredded run folder as dicts, each with the page view id of its web_page context."""
-    good = Path(lake.shredded_good(run))
-    page_ids: dict[str, str] = {}
-    for line in (good / "shredded-types").glob("vendor=*/name=web_page/format=jsonschema/version=1-*/part-*"):
-        for text in line.read_text().splitlines():
-            entity = json.loads(text)
-            root = entity["hierarchy"]["rootId"]
-            page_ids[root] = min(page_ids.get(root, entity["data"]["id"]), entity["data"]["id"])
-    events = []
-    for part in (good / "atomic-events").glob("part-*"):
-        for text in part.read_text().splitlines():
-            values = dict(zip((f.name for f in ATOMIC_FIELDS), text.split("\t"), strict=True))
-            events.append({**values, "page_view_id": page_ids.get(values["event_id"], "")})
-    return events
-
-
-def test_models_built_from_real_shred_output_match_the_events(spark, tmp_path):
+def test_sessions_are_matched_within_session_lookback_days(spark, tmp_path):
+    """A session seen again within session_lookback_days of the window is merged; one seen again later starts
+    a new lifecycle row. When the old row is also older than the upsert's days, both stay, and the unique_keys
+    check reports the key (README: known limits)."""
     lake, fs = Lake(str(tmp_path / "lake")), LocalFileSystem()
-    run = "run=2026-03-01-10-00-00"
-    generate_run_folder(Path(lake.enriched_run(run)), GenerationOptions(events=400, seed=11, start=ts("2026-03-01 10:00:00")))
-    shred_run_folder(spark, fs, lake, run)
-    events = [e for e in _shredded_events(lake, run) if e["domain_sessionid"] and e["domain_userid"]]
-    variables = WebVariables(start_date=date(2026, 2, 1))
-    with WebRun(spark, fs, lake, variables, MODELS, {}, ts("2026-03-02 00:00:00")) as web:
-        results = {model: web.build(model) for model in MODELS}
-    assert results[MODELS[0]].counts["valid"] == len(events) and results[MODELS[0]].counts["late"] == 0
-
-    by_session: dict[str, list[dict[str, str]]] = {}
-    for e in events:
-        by_session.setdefault(e["domain_sessionid"], []).append(e)
-    views = {(e["domain_sessionid"], e["page_view_id"]) for e in events if e["event"] == "page_view" and e["page_view_id"]}
-    pings = sum(1 for e in events if e["event"] == "page_ping" and (e["domain_sessionid"], e["page_view_id"]) in views)
-    sessions = {r.session_id: r for r in read_table(spark, fs, lake, TABLES[SESSIONS]).collect()}
-    assert {s: (r.total_events, r.page_views) for s, r in sessions.items()} == {
-        s: (len(es), len({e["page_view_id"] for e in es if e["event"] == "page_view" and e["page_view_id"]}))
-        for s, es in by_session.items()
-    }
-    page_views = read_table(spark, fs, lake, TABLES[PAGE_VIEWS]).collect()
-    assert {r.page_view_id for r in page_views} == {view for _, view in views}
-    assert sum(r.page_pings for r in page_views) == pings > 0
-    users = read_table(spark, fs, lake, TABLES[USERS]).collect()
-    assert {(r.domain_userid, r.sessions) for r in users} == {
-        (u, len({e["domain_sessionid"] for e in events if e["domain_userid"] == u})) for u in {e["domain_userid"] for e in events}
-    }
+    variables = WebVariables(
+        start_date=date(2026, 3, 1), max_session_days=3, session_lookback_days=3, upsert_lookback_days=0
+    )
+    enabled = (MODELS[0],)
+    write_shredded_run(lake, "run=2026-03-03-09-00-00", [
+        Event("old/1", T0, "old", "u1"), Event("recent/1", T0 + 2 * D, "recent", "u2"),
+    ])  # fmt: skip
+    with WebRun(spark, fs, lake, variables, enabled, {}, T0 + 2 * D + H) as web:
+        web.build(MODELS[0])
+    # As if later runs had found nothing for these sessions: the window starts on 03-05, and the lifecycle
+    # is searched from 03-02 on, which holds recent's row (03-03) and not old's (03-01).
+    write_shredded_run(lake, "run=2026-03-05-09-00-00", [
+        Event("old/2", T0 + 4 * D, "old", "u1"), Event("recent/2", T0 + 4 * D, "recent", "u2"),
+    ])  # fmt: skip
+    with WebRun(spark, fs, lake, variables, enabled, {MODELS[0]: T0 + 4 * D - H}, T0 + 4 * D + H) as web:
+        result = web.build(MODELS[0])
+        [unique] = web.check(MODELS[0])
+    assert (result.counts["new_sessions"], result.counts["sessions_touched"]) == (1, 2)
+    rows = sorted((r.session_id, r.start_tstamp, r.end_tstamp) for r in read_table(spark, fs, lake, TABLES[MODELS[0]]).collect())
+    naive = lambda moment: moment.replace(tzinfo=None)  # noqa: E731
+    assert rows == sorted([
+        (uid("recent"), naive(T0 + 2 * D), naive(T0 + 4 * D)),
+        (uid("old"), naive(T0), naive(T0)),
+        (uid("old"), naive(T0 + 4 * D), naive(T0 + 4 * D)),
+    ])  # fmt: skip
+    assert not unique.passed and unique.metadata["repeated_keys"] == 1

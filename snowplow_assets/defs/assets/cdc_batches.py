@@ -6,9 +6,9 @@ from dagster_pyspark import LazyPySparkResource
 from snowplow_assets.cdc.batches import BatchResult, cut_batches
 from snowplow_assets.cdc.models import CdcModels, load_models
 from snowplow_assets.defs.assets.cdc_history import CDC_DELETES, CDC_HISTORY
-from snowplow_assets.defs.resources import CdcResource
+from snowplow_assets.defs.assets.metadata_table import metadata_table
 from snowplow_assets.defs.checks.cdc_checks import CDC_BATCHES, cdc_batch_check_results, cdc_batch_check_specs
-from snowplow_assets.defs.resources import LakeResource
+from snowplow_assets.defs.resources import CdcResource, LakeResource
 from snowplow_assets.settings import Settings
 
 
@@ -26,27 +26,25 @@ def _results_table(results: list[BatchResult]) -> dg.TableMetadataValue:
         ("previous_boundary_ms", "int"), ("rows", "int"), ("tombstones", "int"), ("records_read", "int"),
         ("files_read", "int"), ("landings_read", "int"), ("expired", "int"),
     ]  # fmt: skip
-    records = []
+    rows = []
     for result in results:
         batch, cut = result.batch, result.status == "cut"
-        records.append(
-            dg.TableRecord(
-                {
-                    "model": result.model,
-                    "status": result.status,
-                    "mode": batch.mode if batch and cut else "",
-                    "boundary_ms": batch.boundary_ms if batch else None,
-                    "previous_boundary_ms": batch.previous_boundary_ms if batch else None,
-                    "rows": batch.rows if batch else 0,
-                    "tombstones": batch.tombstones if batch else 0,
-                    "records_read": batch.records_read if batch and cut else 0,
-                    "files_read": batch.files_read if batch and cut else 0,
-                    "landings_read": batch.landings_read if batch and cut else 0,
-                    "expired": len(result.expired),
-                }
-            )
+        rows.append(
+            {
+                "model": result.model,
+                "status": result.status,
+                "mode": batch.mode if batch and cut else "",
+                "boundary_ms": batch.boundary_ms if batch else None,
+                "previous_boundary_ms": batch.previous_boundary_ms if batch else None,
+                "rows": batch.rows if batch else 0,
+                "tombstones": batch.tombstones if batch else 0,
+                "records_read": batch.records_read if batch and cut else 0,
+                "files_read": batch.files_read if batch and cut else 0,
+                "landings_read": batch.landings_read if batch and cut else 0,
+                "expired": len(result.expired),
+            }
         )
-    return dg.MetadataValue.table(records, dg.TableSchema([dg.TableColumn(n, t) for n, t in columns]))
+    return metadata_table(columns, rows)
 
 
 def build_cdc_batches(models: CdcModels) -> dg.AssetsDefinition:

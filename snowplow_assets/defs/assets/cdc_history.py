@@ -4,9 +4,9 @@ import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
 from snowplow_assets.cdc.history import IngestedLanding, ingest_landing
-from snowplow_assets.defs.resources import CdcResource
+from snowplow_assets.defs.assets.metadata_table import metadata_table
 from snowplow_assets.defs.partitions import cdc_landings
-from snowplow_assets.defs.resources import LakeResource
+from snowplow_assets.defs.resources import CdcResource, LakeResource
 
 CDC_HISTORY = dg.AssetKey("cdc_history")
 CDC_DELETES = dg.AssetKey("cdc_deletes")
@@ -14,21 +14,12 @@ NO_BAD_RECORDS = "no_bad_records"
 
 
 def _models_table(ingested: IngestedLanding) -> dg.TableMetadataValue:
-    return dg.MetadataValue.table(
-        records=[
-            dg.TableRecord(
-                {"model": name, "changes": summary.changes, "deletes": summary.deletes, "columns": len(summary.columns)}
-            )
+    return metadata_table(
+        [("model", "string"), ("changes", "int"), ("deletes", "int"), ("columns", "int")],
+        [
+            {"model": name, "changes": summary.changes, "deletes": summary.deletes, "columns": len(summary.columns)}
             for name, summary in sorted(ingested.models.items())
         ],
-        schema=dg.TableSchema(
-            columns=[
-                dg.TableColumn("model", "string"),
-                dg.TableColumn("changes", "int"),
-                dg.TableColumn("deletes", "int"),
-                dg.TableColumn("columns", "int"),
-            ]
-        ),
     )
 
 

@@ -3,9 +3,9 @@ from dagster_pyspark import LazyPySparkResource
 
 from snowplow_assets.cdc.latest import write_latest
 from snowplow_assets.defs.assets.cdc_history import CDC_DELETES, CDC_HISTORY
-from snowplow_assets.defs.resources import CdcResource
+from snowplow_assets.defs.assets.metadata_table import metadata_table
 from snowplow_assets.defs.checks.cdc_checks import CDC_BATCHES
-from snowplow_assets.defs.resources import LakeResource
+from snowplow_assets.defs.resources import CdcResource, LakeResource
 
 
 @dg.asset(
@@ -19,28 +19,18 @@ def cdc_latest(lake: LakeResource, spark: LazyPySparkResource, cdc: CdcResource)
     models = cdc.models()
     written = write_latest(spark.spark_session, lake.filesystem(), lake.lake, list(models.models.values()))
     metadata: dict[str, object] = {
-        "models": dg.MetadataValue.table(
+        "models": metadata_table(
+            [("model", "string"), ("rows", "int"), ("columns", "int"), ("batch_boundary_ms", "int"), ("landings_read", "int")],
             [
-                dg.TableRecord(
-                    {
-                        "model": m.model,
-                        "rows": m.rows,
-                        "columns": len(m.columns),
-                        "batch_boundary_ms": m.batch_boundary_ms,
-                        "landings_read": m.landings_read,
-                    }
-                )
+                {
+                    "model": m.model,
+                    "rows": m.rows,
+                    "columns": len(m.columns),
+                    "batch_boundary_ms": m.batch_boundary_ms,
+                    "landings_read": m.landings_read,
+                }
                 for m in written
             ],
-            dg.TableSchema(
-                [
-                    dg.TableColumn("model", "string"),
-                    dg.TableColumn("rows", "int"),
-                    dg.TableColumn("columns", "int"),
-                    dg.TableColumn("batch_boundary_ms", "int"),
-                    dg.TableColumn("landings_read", "int"),
-                ]
-            ),
         ),
         "path": dg.MetadataValue.path(lake.lake.uri("cdc", "latest")),
     }

@@ -7,23 +7,26 @@ from snowplow_assets.events.reader import run_folder_files
 
 @dg.asset(
     partitions_def=enriched_runs,
+    backfill_policy=dg.BackfillPolicy.single_run(),
     group_name="events",
     kinds={"tsv"},
     description="An enriched run folder (131-column TSV parts): the input of one shred run. Records its files.",
 )
 def enriched_batch(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    folder = lake.lake.enriched_run(context.partition_key)
+    """Each run folder of the run (one, or a backfilled range) records its own files on its own partition."""
     fs = lake.filesystem()
-    if not fs.exists(folder):
-        raise dg.Failure(f"run folder {folder} does not exist", metadata={"path": folder})
-    files = run_folder_files(fs, folder)
-    if not files:
-        context.log.warning(f"{folder} holds no data files; its shredded output will be empty")
-    return dg.MaterializeResult(
-        metadata={
+    for run_folder in sorted(context.partition_keys):
+        folder = lake.lake.enriched_run(run_folder)
+        if not fs.exists(folder):
+            raise dg.Failure(f"run folder {folder} does not exist", metadata={"path": folder, "run_folder": run_folder})
+        files = run_folder_files(fs, folder)
+        if not files:
+            context.log.warning(f"{folder} holds no data files; its shredded output will be empty")
+        metadata = {
             "path": dg.MetadataValue.path(folder),
             "files": len(files),
             "bytes": sum(f.size for f in files),
             "gzip_files": sum(f.name.endswith(".gz") for f in files),
         }
-    )
+        context.add_asset_metadata(metadata, partition_key=run_folder)
+    return dg.MaterializeResult()

@@ -11,12 +11,18 @@ from snowplow_assets.defs.checks.event_manifest_checks import (
     EVENT_MANIFEST_CHECK_SPECS,
     event_manifest_check_result,
 )
+from snowplow_assets.defs.checks.partition_range import combine_partition_results
 from snowplow_assets.defs.checks.shred_checks import ATOMIC_EVENTS, SHRED_CHECK_SPECS, SHREDDED_TYPES, shred_check_results
 from snowplow_assets.defs.partitions import enriched_runs
 from snowplow_assets.defs.resources import EventManifestResource, LakeResource, ShredResource
 from snowplow_assets.events import dedup
 from snowplow_assets.events.shred_batch import ShredReport, shred_run_folder
 from snowplow_assets.manifest.base import EventManifestUnavailable
+
+# Every run that shreds is in this pool, whose limit dagster.yaml sets to 1: a run over a range of folders
+# carries no per-partition tag that a tag concurrency limit could hold back, so runs that shred execute one
+# at a time (which the lake event manifest's check-and-set needs as well).
+SHRED_POOL = "shred"
 
 
 def _common_metadata(report: ShredReport) -> dict[str, object]:
@@ -95,8 +101,11 @@ def _entity_types_table(report: ShredReport) -> dg.TableMetadataValue:
     ],
     check_specs=[*SHRED_CHECK_SPECS, *EVENT_MANIFEST_CHECK_SPECS],
     partitions_def=enriched_runs,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    pool=SHRED_POOL,
     group_name="events",
-    description="Parse, deduplicate and shred one enriched run folder in one Spark job, then verify the output.",
+    description="Parse, deduplicate and shred run folders (one, or a backfilled range, in one Spark session), "
+    "verifying each folder's output.",
 )
 def shred(
     context: dg.AssetExecutionContext,
@@ -105,6 +114,14 @@ def shred(
     shredder: ShredResource,
     event_manifest_backend: EventManifestResource,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    """Shred every run folder of the run, in name (time) order, each exactly as a run of that folder alone would.
+
+    A backfill of many folders is one run (`BackfillPolicy.single_run`), so Spark starts once for all of them.
+    Each folder's metadata is recorded on its own partition of each asset (`add_asset_metadata`), and its
+    checks are evaluated on its own output; `combine_partition_results` reports them once for the run. A
+    folder that cannot be shredded fails the run at once, naming the folder: Dagster records a range's
+    materialisations together, at the end of the step, so the run succeeds or fails as a whole.
+    """
     fs = lake.filesystem()
     manifest = event_manifest_backend.manifest(lake)
     claim_ids = event_manifest_backend.cross_batch_synthetic
@@ -115,28 +132,44 @@ def shred(
         except EventManifestUnavailable as error:
             raise dg.Failure(str(error), metadata={"event_manifest": manifest.describe()}) from error
     session = spark.spark_session
-    report = shred_run_folder(session, fs, lake.lake, context.partition_key, options)
-    context.log.info(
-        f"{report.lines_read} lines: {report.good} good, {report.bad} bad, "
-        f"{report.removed} duplicates removed, {report.renamed} renamed"
-        + (f", {report.runtime_errors} not checked by the event manifest" if report.runtime_errors else "")
-    )
+    checks: dict[str, list[dg.AssetCheckResult]] = {}
+    # Time order: the first batch processed owns an event's key in the event manifest (cross-batch dedup).
+    for run_folder in sorted(context.partition_keys):
+        try:
+            report = shred_run_folder(session, fs, lake.lake, run_folder, options)
+            checks[run_folder] = [
+                *shred_check_results(session, fs, report),
+                event_manifest_check_result(session, fs, lake.lake, manifest, report, claim_ids),
+            ]
+        except Exception as error:
+            # The folder is what the operator needs to know in a range; the error itself is the cause.
+            raise dg.Failure(f"shredding {run_folder} failed", metadata={"run_folder": run_folder}) from error
+        context.log.info(
+            f"{run_folder}: {report.lines_read} lines: {report.good} good, {report.bad} bad, "
+            f"{report.removed} duplicates removed, {report.renamed} renamed"
+            + (f", {report.runtime_errors} not checked by the event manifest" if report.runtime_errors else "")
+        )
+        for asset_key, metadata in _metadata_by_asset(report).items():
+            context.add_asset_metadata(metadata, asset_key=asset_key, partition_key=run_folder)
+    yield dg.MaterializeResult(asset_key=ATOMIC_EVENTS)
+    yield dg.MaterializeResult(asset_key=SHREDDED_TYPES)
+    if manifest is not None:
+        yield dg.MaterializeResult(asset_key=EVENT_MANIFEST)
+    yield from combine_partition_results(checks)
+
+
+def _metadata_by_asset(report: ShredReport) -> dict[dg.AssetKey, dict[str, object]]:
     common = _common_metadata(report)
-    yield dg.MaterializeResult(
-        asset_key=ATOMIC_EVENTS,
-        metadata={**common, "path": dg.MetadataValue.path(f"{report.good_output}/atomic-events")},
-    )
-    yield dg.MaterializeResult(
-        asset_key=SHREDDED_TYPES,
-        metadata={
+    metadata: dict[dg.AssetKey, dict[str, object]] = {
+        ATOMIC_EVENTS: {**common, "path": dg.MetadataValue.path(f"{report.good_output}/atomic-events")},
+        SHREDDED_TYPES: {
             **common,
             "path": dg.MetadataValue.path(f"{report.good_output}/shredded-types"),
             "entity_types": _entity_types_table(report),
             "entities": sum(t.count for t in report.entity_types),
             "bad_rows_path": dg.MetadataValue.path(report.bad_output),
         },
-    )
+    }
     if report.event_manifest is not None:
-        yield dg.MaterializeResult(asset_key=EVENT_MANIFEST, metadata=_event_manifest_metadata(report))
-    yield from shred_check_results(session, fs, report)
-    yield event_manifest_check_result(session, fs, lake.lake, manifest, report, claim_ids)
+        metadata[EVENT_MANIFEST] = _event_manifest_metadata(report)
+    return metadata

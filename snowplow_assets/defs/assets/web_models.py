@@ -3,9 +3,14 @@
 One multi-asset rather than five assets: dbt-snowplow-web computes the run limits once per run, and here
 the limits come from the manifest as it was before the run, the models share the window's events, and
 each model's table is read by the next. The step builds the selected models in order and yields each
-one's materialisation (its manifest entry) and checks as soon as it is done. When a model fails, or one of
-its checks does, the step stops: the models before it have recorded their new last_success, it and the
-models after it keep their old one, and the next run finds the manifest out of sync and catches them up.
+one's materialisation (its manifest entry) and checks as soon as it is done. When a model fails, the step
+stops: the models before it have recorded their new last_success, it and the models after it keep their
+old one, and the next run finds the manifest out of sync and catches them up. When a model's check fails,
+its table is already written and its last_success recorded (as dbt-snowplow-web updates its manifest for a
+model whose tests fail); the step stops before the models after it, which read that table.
+
+The step is in the `web_models` concurrency pool, which dagster.yaml limits to 1: two runs at once would
+compute their windows from the same manifest and swap the same day partitions, so a second run waits.
 """
 
 from collections.abc import Iterator
@@ -37,6 +42,9 @@ _READS = {
     "sessions": ["atomic_events", "shredded_types"],
     "users": [],
 }
+
+WEB_MODELS_POOL = "web_models"
+
 
 def _web_specs() -> list[dg.AssetSpec]:
     # A function, not a module-level list: the defs loader would take listed specs for assets of their own.
@@ -94,6 +102,7 @@ def _models_to_build(context: dg.AssetExecutionContext, enabled: tuple[str, ...]
     check_specs=WEB_CHECK_SPECS,
     can_subset=True,
     group_name="web",
+    pool=WEB_MODELS_POOL,
     description="Incremental web models over the shredded events, in one window per run (FORMATS.md §8).",
 )
 def build_web_models(

@@ -3,6 +3,7 @@
 import dagster as dg
 from pyspark.sql import SparkSession
 
+from snowplow_assets.defs.checks.check_results import check_result
 from snowplow_assets.events.shred_batch import ShredReport
 from snowplow_assets.lake import Lake
 from snowplow_assets.manifest import EventManifest
@@ -38,11 +39,4 @@ def event_manifest_check_result(
             description="cross-batch deduplication is off (SNOWPLOW_EVENT_MANIFEST=none): nothing to check",
         )
     outcome = check_batch_against_manifest(spark, fs, lake, manifest, report, claim_ids)
-    return dg.AssetCheckResult(
-        asset_key=EVENT_MANIFEST,
-        check_name=outcome.name,
-        passed=outcome.passed,
-        severity=dg.AssetCheckSeverity.ERROR,
-        description=outcome.description,
-        metadata=outcome.metadata,
-    )
+    return check_result(EVENT_MANIFEST, outcome)

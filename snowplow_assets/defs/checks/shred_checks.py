@@ -6,6 +6,7 @@ from collections.abc import Iterator
 import dagster as dg
 from pyspark.sql import SparkSession
 
+from snowplow_assets.defs.checks.check_results import check_result
 from snowplow_assets.events.output_checks import check_shredded_output
 from snowplow_assets.events.shred_batch import ShredReport
 from snowplow_assets.storage import LakeFileSystem
@@ -33,11 +34,4 @@ def shred_check_results(
     spark: SparkSession, fs: LakeFileSystem, report: ShredReport
 ) -> Iterator[dg.AssetCheckResult]:
     for outcome in check_shredded_output(spark, fs, report):
-        yield dg.AssetCheckResult(
-            asset_key=_CHECKS[outcome.name][0],
-            check_name=outcome.name,
-            passed=outcome.passed,
-            severity=dg.AssetCheckSeverity.ERROR,
-            description=outcome.description,
-            metadata=outcome.metadata,
-        )
+        yield check_result(_CHECKS[outcome.name][0], outcome)

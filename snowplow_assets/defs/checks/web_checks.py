@@ -5,7 +5,9 @@ from collections.abc import Iterable, Iterator
 import dagster as dg
 
 from snowplow_assets.defs.manifests.web_manifest import web_asset_key
-from snowplow_assets.web.checks import PAGE_VIEW_COUNTS_AGREE, QUARANTINED_SESSIONS_FROZEN, UNIQUE_KEYS, CheckOutcome
+from snowplow_assets.check_outcome import CheckOutcome
+from snowplow_assets.defs.checks.check_results import check_result
+from snowplow_assets.web.checks import PAGE_VIEW_COUNTS_AGREE, QUARANTINED_SESSIONS_FROZEN, UNIQUE_KEYS
 from snowplow_assets.web.pipeline import TABLES
 from snowplow_assets.web.variables import MODELS, SESSIONS
 
@@ -41,11 +43,4 @@ def web_check_results(
     key = web_asset_key(model)
     for outcome in outcomes:
         if dg.AssetCheckKey(key, outcome.name) in selected:
-            yield dg.AssetCheckResult(
-                asset_key=key,
-                check_name=outcome.name,
-                passed=outcome.passed,
-                severity=dg.AssetCheckSeverity.ERROR,
-                description=outcome.description,
-                metadata=outcome.metadata,
-            )
+            yield check_result(key, outcome)

@@ -11,7 +11,7 @@ from snowplow_assets.defs.resources.cdc import CdcResource, build_cdc_resource
 from snowplow_assets.defs.resources.event_manifest import EVENT_MANIFEST_TAG, EventManifestResource, event_manifest_run_tags
 from snowplow_assets.defs.resources.lake import LakeResource
 from snowplow_assets.defs.resources.shredder import ShredResource
-from snowplow_assets.defs.resources.web_models import WebModelsResource, web_variables_config
+from snowplow_assets.defs.resources.web_models import WebModelsResource
 from snowplow_assets.settings import Settings
 from snowplow_assets.spark import spark_session_config
 
@@ -24,7 +24,6 @@ __all__ = [
     "WebModelsResource",
     "build_resources",
     "event_manifest_run_tags",
-    "web_variables_config",
 ]
 
 

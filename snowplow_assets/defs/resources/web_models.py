@@ -26,7 +26,7 @@ class WebModelsResource(dg.ConfigurableResource):
     @classmethod
     def from_settings(cls, settings: Settings) -> "WebModelsResource":
         variables = WebVariables.from_settings(settings)
-        return cls(models=",".join(parse_models(settings.web_models)), **web_variables_config(variables))
+        return cls(models=",".join(parse_models(settings.web_models)), **_config_of(variables))
 
     def enabled_models(self) -> tuple[str, ...]:
         return parse_models(self.models)
@@ -36,6 +36,6 @@ class WebModelsResource(dg.ConfigurableResource):
         return WebVariables(start_date=date.fromisoformat(self.start_date), **config)
 
 
-def web_variables_config(variables: WebVariables) -> dict[str, object]:
-    """WebVariables as the resource's config (dates as ISO text)."""
+def _config_of(variables: WebVariables) -> dict[str, object]:
+    """WebVariables as the resource's config: Dagster config has no date type, so the start date is ISO text."""
     return {**asdict(variables), "start_date": variables.start_date.isoformat()}

@@ -1,4 +1,4 @@
-"""What every folder sensor does on a tick (enriched run folders; CDC landings can call it the same way).
+"""The folder sensors (enriched run folders, CDC landings): one definition, and what each does on a tick.
 
 1. Scan the folder's prefix (local disk or S3, through the lake's file system) for sub-folders sorting
    after the cursor, with the readiness rule of run_folders.py, at most `SNOWPLOW_SENSOR_CHUNK_SIZE` new
@@ -18,11 +18,16 @@ observation looked at) and `ticks`.
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import dagster as dg
+from dagster._core.definitions.target import ExecutableDefinition
 
-from snowplow_assets.defs.manifests.processing_manifest import ItemKind, resolved_since, startable_runs
+from snowplow_assets.defs.manifests.manifest_locks import resolved_since, startable_runs
+from snowplow_assets.defs.manifests.processing_manifest import ItemKind
+from snowplow_assets.defs.resources import LakeResource
+from snowplow_assets.lake import Lake
 from snowplow_assets.run_folders import scan_folders
 from snowplow_assets.settings import Settings
 from snowplow_assets.storage import LakeFileSystem
@@ -96,3 +101,19 @@ def evaluate_folder_sensor(
         ),
         cursor=FolderSensorCursor(scan.handled_through, observed, cursor.ticks + 1).dump(),
     )
+
+
+def folder_sensor(
+    name: str, job: ExecutableDefinition, kind: ItemKind, folder: Callable[[Lake], str], description: str
+) -> dg.SensorDefinition:
+    """A sensor that registers the ready sub-folders of `folder` (of the lake) as `kind` items and requests a
+    run of `job` per item the manifest lets start. Sensors run in the code server under a 60 s limit: they
+    only list files, and never start Spark."""
+
+    @dg.sensor(
+        name=name, job=job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING, description=description
+    )
+    def _sensor(context: dg.SensorEvaluationContext, lake: LakeResource) -> dg.SensorResult:
+        return evaluate_folder_sensor(context, name, kind, lake.filesystem(), folder(lake.lake), Settings())
+
+    return _sensor

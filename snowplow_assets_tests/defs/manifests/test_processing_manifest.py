@@ -1,56 +1,14 @@
 import dagster as dg
 import pytest
 import sqlalchemy
-from dagster._core.storage.tags import PARTITION_NAME_TAG
+from dagster._core.events import DagsterEventType, StepMaterializationData
+from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG, PARTITION_NAME_TAG
 
-from snowplow_assets.defs.manifests.processing_manifest import (
-    CDC_LANDINGS,
-    RUN_FOLDERS,
-    ProcessingManifest,
-    parse_item,
-    read_manifest,
-    record_operator_action,
-    resolved_since,
-    startable_runs,
-)
+from snowplow_assets.defs.manifests.operator_actions import record_operator_action
+from snowplow_assets.defs.manifests.processing_manifest import CDC_LANDINGS, RUN_FOLDERS, ProcessingManifest, parse_item, read_manifest
 from snowplow_assets.processing import State
-from snowplow_assets_tests.conftest import write_run_folder
-from snowplow_assets_tests.defs.manifest_runs import create_run, fail, start, succeed
-from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
-
-NEW, RUNNING, DONE, BROKEN, RESOLVED, SKIPPED = (f"run=2026-03-02-0{h}-00-00" for h in range(6))
-REPORTED, ORPHANED = "run=2026-03-02-07-00-00", "run=2026-03-02-08-00-00"
-
-
-@pytest.fixture
-def job(definitions) -> dg.JobDefinition:
-    return definitions.resolve_job_def("shred_enriched_run")
-
-
-@pytest.fixture
-def memory_instance():
-    """An in-memory instance: the same SQL tables without the run-sharded SQLite's file per run, whose fsyncs
-    make each recorded event cost ~0.1 s. test_real_runs_read_as_dagster_reports_them covers that storage."""
-    instance = dg.DagsterInstance.ephemeral()
-    yield instance
-    instance.dispose()
-
-
-@pytest.fixture
-def every_state(memory_instance, job) -> dg.DagsterInstance:
-    """One run folder in each state, and two whose records contradict each other."""
-    instance = memory_instance
-    instance.add_dynamic_partitions("enriched_runs", [NEW, RUNNING, DONE, BROKEN, RESOLVED, SKIPPED, REPORTED, ORPHANED])
-    start(instance, create_run(instance, job, RUNNING))
-    succeed(instance, create_run(instance, job, DONE), DONE, {"good": 4, "bad": 2})
-    fail(instance, create_run(instance, job, BROKEN), "shred", "ValueError: boom")
-    fail(instance, create_run(instance, job, RESOLVED), "enriched_batch", "Failure: run folder missing")
-    record_operator_action(instance, RUN_FOLDERS, RESOLVED, "resolve", "copied the folder again")
-    record_operator_action(instance, RUN_FOLDERS, SKIPPED, "skip", "test data")
-    instance.report_runless_asset_event(dg.AssetMaterialization("shredded_types", partition=REPORTED))
-    fail(instance, create_run(instance, job, ORPHANED), "shred", "ValueError: boom")
-    instance.delete_dynamic_partition("enriched_runs", ORPHANED)
-    return instance
+from snowplow_assets_tests.defs.manifest_runs import create_run, fail, report, start
+from snowplow_assets_tests.defs.manifests.every_state import BROKEN, DONE, NEW, ORPHANED, REPORTED, RESOLVED, RUNNING, SKIPPED
 
 
 def test_every_state_is_derived_from_runs_materialisations_and_observations(every_state):
@@ -128,65 +86,11 @@ def test_one_item_is_read_by_indexed_filters_and_the_listing_does_not_grow_with_
 
     statements.clear()
     assert manifest.item(RUN_FOLDERS, "run=2026-03-03-05-00-00").state is State.FAILED
-    reads = _reads(statements)
-    assert reads and all(" IN (" in s.replace("\n", " ") for s in reads), reads
-
-
-def test_operator_actions_are_observations_and_are_validated(every_state):
-    instance = every_state
-    [observation] = [
-        r.asset_observation
-        for r in instance.fetch_observations(
-            dg.AssetRecordsFilter(dg.AssetKey("enriched_batch"), asset_partitions=[SKIPPED]), limit=5
-        ).records
-    ]
-    assert observation.metadata["manifest_action"].value == "skip" and observation.metadata["reason"].value == "test data"
-
-    for name, action, message in [
-        (NEW, "resolve", "only Failed or Skipped"),
-        (DONE, "resolve", "it is Processed"),
-        (RUNNING, "skip", "it is Processing"),
-        (SKIPPED, "skip", "already Skipped"),
-        (ORPHANED, "resolve", "it is invalid"),
-        ("run=2030-01-01-00-00-00", "skip", "not registered"),
-    ]:
-        with pytest.raises(ValueError, match=message):
-            record_operator_action(instance, RUN_FOLDERS, name, action, "because")
-    with pytest.raises(ValueError, match="reason is required"):
-        record_operator_action(instance, RUN_FOLDERS, BROKEN, "resolve", "  ")
-    with pytest.raises(ValueError, match="unknown manifest action"):
-        record_operator_action(instance, RUN_FOLDERS, BROKEN, "retry", "because")
-
-    unskipped = record_operator_action(instance, RUN_FOLDERS, SKIPPED, "resolve", "not test data after all")
-    assert unskipped.state is State.RESOLVED and unskipped.may_start
-    parked = record_operator_action(instance, RUN_FOLDERS, REPORTED, "skip", "reported by hand, look later")
-    assert parked.state is State.SKIPPED and not parked.valid
-    late = record_operator_action(instance, RUN_FOLDERS, "run=2030-01-01-00-00-00", "skip", "known bad", register=True)
-    assert [r.state for r in late.records] == [State.NEW, State.SKIPPED] and late.valid
-
-
-def test_only_new_and_resolved_valid_items_may_start(every_state):
-    names = [NEW, RUNNING, DONE, BROKEN, RESOLVED, SKIPPED, REPORTED, ORPHANED, "run=2030-01-01-00-00-00"]
-    check = startable_runs(every_state, RUN_FOLDERS, names, discovered={"run=2030-01-01-00-00-00": "a_sensor"})
-    resolve_id = ProcessingManifest(every_state).item(RUN_FOLDERS, RESOLVED).records[-1].id
-    assert [(s.name, s.run_key) for s in check.startable] == [
-        (NEW, NEW),
-        (RESOLVED, f"{RESOLVED}#{resolve_id}"),
-        ("run=2030-01-01-00-00-00", "run=2030-01-01-00-00-00"),
-    ]
-    assert set(check.refused) == {RUNNING, DONE, BROKEN, SKIPPED, REPORTED, ORPHANED}
-    assert "locked until an operator resolves it" in check.refused[BROKEN]
-    assert "holds it" in check.refused[RUNNING]
-    assert "is invalid" in check.refused[ORPHANED]
-
-
-def test_resolved_since_follows_the_operator_observations(every_state):
-    names, cursor = resolved_since(every_state, RUN_FOLDERS, None, limit=10)
-    assert names == [RESOLVED] and cursor is not None
-    assert resolved_since(every_state, RUN_FOLDERS, cursor, limit=10) == ([], cursor)
-    record_operator_action(every_state, RUN_FOLDERS, BROKEN, "resolve", "fixed upstream")
-    later, newer = resolved_since(every_state, RUN_FOLDERS, cursor, limit=10)
-    assert later == [BROKEN] and newer > cursor
+    reads = [s.replace("\n", " ") for s in _reads(statements)]
+    # Each read is filtered by the item, except the one for plans that name a range of partitions instead of
+    # one (one row per ranged run, never per item; none unless Dagster is told to log plans so).
+    unfiltered = [s for s in reads if " IN (" not in s]
+    assert reads and len(unfiltered) == 1 and "event_logs.partition IS NULL" in unfiltered[0], reads
 
 
 @pytest.mark.parametrize(
@@ -207,37 +111,50 @@ def test_bad_item_names_are_refused(text):
         parse_item(text)
 
 
-def test_real_runs_read_as_dagster_reports_them(definitions, instance, lake, job, spark):
-    write_run_folder(lake, RUN, GOLDEN_INPUT)
+def test_a_real_failed_run_shows_its_step_error_and_failure_metadata(definitions, instance, job):
+    """On the run-sharded SQLite storage of a real instance; test_shredded.py reads real successful runs."""
     missing = "run=2026-03-01-11-00-00"
-    instance.add_dynamic_partitions("enriched_runs", [RUN, missing])
-    ok = job.execute_in_process(partition_key=RUN, instance=instance)
+    instance.add_dynamic_partitions("enriched_runs", [missing])
     bad = job.execute_in_process(partition_key=missing, instance=instance, raise_on_error=False)
-    items = ProcessingManifest(instance).items(RUN_FOLDERS)
-
-    done = items[RUN]
-    assert (done.state, done.valid) == (State.PROCESSED, True)
-    _, processing, processed = done.records
-    run = instance.get_run_record_by_id(ok.run_id)
-    assert (processing.run_id, processing.time, processed.time) == (ok.run_id, run.start_time, run.end_time)
-    assert processing.application == processed.application == "shred_enriched_run"
-    [materialization] = instance.fetch_materializations(
-        dg.AssetRecordsFilter(dg.AssetKey("shredded_types"), asset_partitions=[RUN]), limit=5
-    ).records
-    metadata = materialization.asset_materialization.metadata
-    expected = {k: v.value for k, v in metadata.items() if k != "entity_types"}
-    assert {k: processed.payload[k] for k in expected} == expected
-    assert processed.payload["entity_types"] == [r.data for r in metadata["entity_types"].value.records]
-    assert processed.payload["good"] == 4 and len(processed.payload["entity_types"]) == 4
-
-    failed = items[missing]
+    failed = ProcessingManifest(instance).item(RUN_FOLDERS, missing)
     assert failed.state is State.FAILED and failed.records[-1].run_id == bad.run_id
     [step_failure] = instance.get_records_for_run(bad.run_id, of_type=dg.DagsterEventType.STEP_FAILURE).records
     reason = failed.records[-1].payload
     assert reason["step"] == step_failure.event_log_entry.step_key == "enriched_batch"
     assert reason["error"] == step_failure.event_log_entry.dagster_event.step_failure_data.error.message.strip()
     assert "does not exist" in reason["error"]
+    assert (reason["run_folder"], reason["path"]) == (missing, definitions.resources["lake"].lake.enriched_run(missing))
+    assert reason["failure_reason"] == "STEP_FAILURE" and "backfill" not in reason
     assert instance.get_run_record_by_id(bad.run_id).dagster_run.tags[PARTITION_NAME_TAG] == missing
+
+
+def test_a_plan_naming_a_range_holds_each_item_of_the_range(job, memory_instance, monkeypatch):
+    """Told to (DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS), Dagster logs one plan for a whole range, with no
+    partition; by default it logs one plan per partition, which the other tests cover."""
+    instance = memory_instance
+    names = [f"run=2026-03-08-0{h}-00-00" for h in range(4)]
+    instance.add_dynamic_partitions("enriched_runs", names)
+    monkeypatch.setenv("DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS", "true")
+    run = instance.create_run_for_job(
+        job,
+        tags={ASSET_PARTITION_RANGE_START_TAG: names[1], ASSET_PARTITION_RANGE_END_TAG: names[2]},
+        status=dg.DagsterRunStatus.NOT_STARTED,
+    )
+    [plan] = instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED).records[:1]
+    assert plan.event_log_entry.dagster_event.event_specific_data.partition is None, "one plan for the range"
+
+    manifest = ProcessingManifest(instance)
+    assert {n: i.state for n, i in manifest.items(RUN_FOLDERS).items()} == {
+        names[0]: State.NEW, names[1]: State.PROCESSING, names[2]: State.PROCESSING, names[3]: State.NEW
+    }
+    assert manifest.item(RUN_FOLDERS, names[2]).open_runs == (run.run_id,)
+    start(instance, run)
+    for name in names[1:3]:
+        report(instance, run, DagsterEventType.ASSET_MATERIALIZATION, step_key="shred",
+               event_specific_data=StepMaterializationData(dg.AssetMaterialization("shredded_types", partition=name)))
+    report(instance, run, DagsterEventType.RUN_SUCCESS)
+    done = manifest.items(RUN_FOLDERS, names[1:3])
+    assert all((i.state, i.valid) == (State.PROCESSED, True) for i in done.values()), done
 
 
 def test_cdc_landings_are_items_too(definitions, memory_instance):

@@ -7,7 +7,8 @@ import dagster as dg
 import pytest
 from dagster_aws.s3 import S3Resource
 
-from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, record_operator_action
+from snowplow_assets.defs.manifests.operator_actions import record_operator_action
+from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS
 from snowplow_assets.defs.resources import LakeResource
 from snowplow_assets.defs.sensors.enriched_run_folders import enriched_run_folders
 from snowplow_assets_tests.conftest import write_run_folder
