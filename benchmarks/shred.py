@@ -4,9 +4,9 @@
 
 For each size it generates (once; cached under benchmarks/work/shred/<events>/) one run folder of that many
 distinct enriched events with the generator's default defects (2% natural duplicates, 1% synthetic
-duplicates, 1% bad lines; `snowplow-assets generate enriched`), in `--files` plain TSV part files. Then, in
-a fresh process per size (so each size starts its own JVM and its memory peaks are its own), it repeats
-`--runs` times, in this order so that a change in the machine's load hits all three alike:
+duplicates, 1% bad lines; `snowplow-assets generate enriched`), in `--files` plain TSV part files. Then it
+repeats `--runs` rounds of three jobs, in this order so that a change in the machine's load hits all
+three alike, each in a process of its own:
 
 - **floor**: a Spark job on the same master that reads the run folder's files as text and writes the lines
   back unchanged. No job that reads and writes these bytes can be faster.
@@ -15,8 +15,12 @@ a fresh process per size (so each size starts its own JVM and its memory peaks a
   manifest with cross-batch synthetic renames. Timed from the call to the published output, marker
   included. The manifest and the output are removed before every run, so every run is the same first
   batch (a manifest that already holds other batches adds a read of their entries; not measured here).
-- **baseline**: benchmarks/single_process_baseline.py in its own Python process: the same job, written as
-  a fair streaming program without Spark. Its counts are checked against the shred job's.
+- **baseline**: benchmarks/single_process_baseline.py: the same job, written as a fair streaming Python
+  program without Spark. Its counts are checked against the shred job's.
+
+A process per Spark job means a new JVM per job, as a Dagster run of the shred job gets: so each run pays
+for compiling Spark's generated code, reported as JIT seconds (the JVM's compilation time, spent on the
+same two cores), and its memory peaks are its own. Spark's start is not timed.
 
 Spark runs on `--master` (default `local[2]`) with the project's other settings (SNOWPLOW_* variables;
 driver memory 2g by default). Each figure is the median of the runs, with the fastest and slowest shown.
@@ -49,7 +53,7 @@ import urllib.request
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 WORK = ROOT / "work" / "shred"
@@ -215,7 +219,12 @@ def _shred_counts(report: Any) -> dict[str, Any]:
     }
 
 
-def measure_size(events: int, runs: int, master: str, profile: bool) -> dict[str, Any]:
+def measure_job(job: str, events: int, master: str, profile: bool) -> dict[str, Any]:
+    """One timed run of `floor` or `shred` in this process, which starts its own JVM for it.
+
+    A Dagster run of the shred job is a process of its own too, so its JVM is always new: every run here
+    pays, like it, for compiling Spark's generated code (the JIT figures show how much).
+    """
     from snowplow_assets.events.dedup import InBatchDedup
     from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
     from snowplow_assets.lake import Lake
@@ -226,7 +235,9 @@ def measure_size(events: int, runs: int, master: str, profile: bool) -> dict[str
     paths = Paths.of(events)
     files = sorted(str(p) for p in (paths.lake / "enriched" / RUN).glob("part-*"))
     config = _spark_config(master, profile)
-    spark = build_spark_session(config, app_name=f"benchmark-shred-{events}")
+    spark = build_spark_session(config, app_name=f"benchmark-shred-{job}-{events}")
+    jvm = spark.sparkContext._jvm
+    management = jvm.java.lang.management.ManagementFactory
     probe = MemoryProbe(spark)
     fs, lake = LocalFileSystem(), Lake(str(paths.lake))
     options = ShredOptions(
@@ -236,58 +247,93 @@ def measure_size(events: int, runs: int, master: str, profile: bool) -> dict[str
         cross_batch_synthetic=True,
     )
 
-    def measured(group: str, action: Callable[[], Any]) -> tuple[dict[str, float], Any]:
-        spark.sparkContext.setJobGroup(group, group)
-        probe.reset()
-        started = time.perf_counter()
-        result = action()
-        seconds = time.perf_counter() - started
-        return {"seconds": round(seconds, 2), **probe.peaks()}, result
+    def jvm_seconds() -> tuple[float, float]:
+        """Time the JIT compilers and the garbage collectors have spent so far."""
+        gc = sum(g.getCollectionTime() for g in management.getGarbageCollectorMXBeans())
+        return management.getCompilationMXBean().getTotalCompilationTime() / 1000, gc / 1000
 
-    def floor() -> None:
-        spark.read.text(files).write.text(str(paths.floor))
+    def action() -> Any:
+        if job == "floor":
+            return spark.read.text(files).write.text(str(paths.floor))
+        return shred_run_folder(spark, fs, lake, RUN, options)
 
-    def baseline() -> dict[str, Any]:
-        command = [sys.executable, str(BASELINE), "--output", str(paths.baseline), *files]
-        done = subprocess.run(command, stdout=subprocess.PIPE, check=True, text=True)
-        return json.loads(done.stdout)
-
-    samples: dict[str, list[dict[str, float]]] = {"floor": [], "shred": [], "baseline": []}
-    shred_counts: list[dict[str, Any]] = []
-    baseline_counts: list[dict[str, Any]] = []
-    for run in range(1, runs + 1):
-        paths.clean()
-        floor_sample, _ = measured(f"floor-{run}", floor)
-        paths.clean()
-        shred_sample, report = measured(f"shred-{run}", lambda: shred_run_folder(spark, fs, lake, RUN, options))
-        paths.clean()
-        result = baseline()
-        samples["floor"].append(floor_sample)
-        samples["shred"].append(shred_sample)
-        samples["baseline"].append({"seconds": round(result["seconds"], 2), "baseline_rss_mb": result["peak_rss_mb"]})
-        shred_counts.append(_shred_counts(report))
-        baseline_counts.append(result["counts"])
-        print(
-            f"{events:,} events, run {run}/{runs}: floor {floor_sample['seconds']:.1f} s, "
-            f"shred {shred_sample['seconds']:.1f} s, baseline {result['seconds']:.1f} s",
-            file=sys.stderr,
-            flush=True,
-        )
     paths.clean()
-    jvm = spark.sparkContext._jvm
-    result = {
-        "events": events,
-        "samples": samples,
-        "shred_counts": shred_counts[0],
-        "baseline_counts": baseline_counts[0],
-        "counts_stable": all(c == shred_counts[0] for c in shred_counts) and all(c == baseline_counts[0] for c in baseline_counts),
+    spark.sparkContext.setJobGroup(job, job)
+    jit_before, gc_before = jvm_seconds()
+    load = os.getloadavg()[0]
+    probe.reset()
+    started = time.perf_counter()
+    report = action()
+    seconds = time.perf_counter() - started
+    peaks = probe.peaks()
+    jit_after, gc_after = jvm_seconds()
+    paths.clean()
+    result: dict[str, Any] = {
+        "sample": {
+            "seconds": round(seconds, 2),
+            **peaks,
+            "jit_seconds": round(jit_after - jit_before, 1),
+            "gc_seconds": round(gc_after - gc_before, 1),
+            "load_average": round(load, 2),
+        },
         "spark_config": {k: v for k, v in sorted(spark_session_config(config).items()) if "extraJavaOptions" not in k},
         "java": str(jvm.java.lang.System.getProperty("java.version")),
         "spark": spark.version,
     }
-    if profile:
-        result["profile"] = {"event_log": str(EVENT_LOG), "shred_stages": _stages(spark, f"shred-{runs}")}
+    if job == "shred":
+        result["counts"] = _shred_counts(report)
+        if profile:
+            result["stages"] = _stages(spark, job)
     spark.stop()
+    return result
+
+
+def run_baseline(events: int) -> dict[str, Any]:
+    paths = Paths.of(events)
+    files = sorted(str(p) for p in (paths.lake / "enriched" / RUN).glob("part-*"))
+    paths.clean()
+    load = os.getloadavg()[0]
+    command = [sys.executable, str(BASELINE), "--output", str(paths.baseline), *files]
+    result = json.loads(subprocess.run(command, stdout=subprocess.PIPE, check=True, text=True).stdout)
+    paths.clean()
+    sample = {"seconds": round(result["seconds"], 2), "baseline_rss_mb": result["peak_rss_mb"], "load_average": round(load, 2)}
+    return {"sample": sample, "counts": result["counts"]}
+
+
+def measure_size(events: int, runs: int, master: str, profile: bool) -> dict[str, Any]:
+    """`runs` rounds of floor, shred and baseline, each in a process of its own."""
+    samples: dict[str, list[dict[str, float]]] = {"floor": [], "shred": [], "baseline": []}
+    counts: dict[str, list[dict[str, Any]]] = {"shred": [], "baseline": []}
+    spark_runs = {}
+    for run in range(1, runs + 1):
+        for job in ("floor", "shred"):
+            command = [sys.executable, __file__, "--measure", job, "--events", str(events), "--master", master]
+            done = subprocess.run([*command, *(["--profile"] if profile else [])], stdout=subprocess.PIPE, check=True, text=True)
+            spark_runs[job] = json.loads(done.stdout.strip().splitlines()[-1])
+            samples[job].append(spark_runs[job]["sample"])
+        counts["shred"].append(spark_runs["shred"]["counts"])
+        baseline = run_baseline(events)
+        samples["baseline"].append(baseline["sample"])
+        counts["baseline"].append(baseline["counts"])
+        print(
+            f"{events:,} events, run {run}/{runs}: floor {samples['floor'][-1]['seconds']:.1f} s, "
+            f"shred {samples['shred'][-1]['seconds']:.1f} s, baseline {samples['baseline'][-1]['seconds']:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    result = {
+        "events": events,
+        "samples": samples,
+        "shred_counts": counts["shred"][0],
+        "baseline_counts": counts["baseline"][0],
+        "counts_stable": all(c == counts["shred"][0] for c in counts["shred"])
+        and all(c == counts["baseline"][0] for c in counts["baseline"]),
+        "spark_config": spark_runs["shred"]["spark_config"],
+        "java": spark_runs["shred"]["java"],
+        "spark": spark_runs["shred"]["spark"],
+    }
+    if profile:
+        result["profile"] = {"event_log": str(EVENT_LOG), "shred_stages": spark_runs["shred"]["stages"]}
     return result
 
 
@@ -304,8 +350,9 @@ def summarise(size: dict[str, Any], generated: dict[str, Any]) -> dict[str, Any]
     jobs = {}
     for job, samples in size["samples"].items():
         seconds = _spread([s["seconds"] for s in samples])
-        memory = {k: max(s[k] for s in samples) for k in samples[0] if k != "seconds"}
-        jobs[job] = {"seconds": seconds, "lines_per_second": round(lines / seconds["median"]), "peak_mb": memory}
+        memory = {k: max(s[k] for s in samples) for k in samples[0] if k.endswith("_mb")}
+        medians = {k: statistics.median(s[k] for s in samples) for k in ("jit_seconds", "gc_seconds", "load_average") if k in samples[0]}
+        jobs[job] = {"seconds": seconds, "lines_per_second": round(lines / seconds["median"]), "peak_mb": memory, **medians}
     shred, baseline = size["shred_counts"], size["baseline_counts"]
     compared = ("lines_read", "good", "bad", "natural_duplicates_removed", "synthetic_duplicates_renamed", "entities")
     return {
@@ -353,16 +400,22 @@ def _mb(value: float | None) -> str:
     return "" if value is None else f"{value:,.0f}"
 
 
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.1f}"
+
+
 def table(results: dict[str, Any]) -> str:
     machine = results["machine"]
     out = [
         f"Shred benchmark, {machine['cores']} cores, {machine['ram_gb']} GB RAM, Spark {machine['spark']} {machine['master']}, "
         f"driver memory {machine['driver_memory']}, Python {machine['python']}, Java {machine['java']}; "
         f"load average {results['load_average_before'][0]:.1f} before, {results['load_average_after'][0]:.1f} after. "
-        f"Seconds: median of {results['runs']} runs (fastest-slowest). Memory: highest peak of the runs, MB.",
+        f"Seconds: median of {results['runs']} runs (fastest-slowest), each Spark job in a new JVM; JIT: of that, "
+        f"seconds the JVM spent compiling code (median). Memory: highest peak of the runs, MB. "
+        f"Load: median 1-minute load average at the start of the runs.",
         "",
-        "| events (lines, input) | job | seconds | lines/s | driver RSS | JVM RSS | JVM heap | baseline RSS |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| events (lines, input) | job | seconds | lines/s | JIT s | load | driver RSS | JVM RSS | JVM heap | baseline RSS |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     labels = {
         "floor": "floor: Spark reads the lines, writes them back",
@@ -376,13 +429,14 @@ def table(results: dict[str, Any]) -> str:
             s, peak = data["seconds"], data["peak_mb"]
             out.append(
                 f"| {first} | {labels[job]} | {s['median']:.1f} ({s['min']:.1f}-{s['max']:.1f}) | {data['lines_per_second']:,} "
+                f"| {_number(data.get('jit_seconds'))} | {data['load_average']:.1f} "
                 f"| {_mb(peak.get('driver_rss_mb'))} | {_mb(peak.get('jvm_rss_mb'))} | {_mb(peak.get('jvm_heap_mb'))} "
                 f"| {_mb(peak.get('baseline_rss_mb'))} |"
             )
             first = ""
         out.append(
             f"| | shred / floor = {size['shred_over_floor']:.2f}; baseline / shred = {size['baseline_over_shred']:.2f}; "
-            f"counts {'agree' if size['counts_agree'] else 'DIFFER'} | | | | | | |"
+            f"counts {'agree' if size['counts_agree'] else 'DIFFER'} | | | | | | | | |"
         )
     out += ["", "| target | measured | result |", "|---|---|---|"]
     out += [f"| {t['target']} | {t['measured']} | {'pass' if t['pass'] else 'FAIL'} |" for t in results["targets"]]
@@ -403,11 +457,12 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--profile", action="store_true", help="event log, and the stages of the last shred run")
     parser.add_argument("--rebuild", action="store_true", help="generate the data again even if cached")
     parser.add_argument("--output", type=Path, default=RESULTS / "shred.json", help="results file")
-    parser.add_argument("--measure", type=int, help=argparse.SUPPRESS)  # internal: one size, in a child process
+    # internal: one timed Spark job (floor or shred) of the one size in --events, in a child process
+    parser.add_argument("--measure", choices=("floor", "shred"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.measure is not None:
-        print(json.dumps(measure_size(args.measure, args.runs, args.master, args.profile)))
+        print(json.dumps(measure_job(args.measure, args.events[0], args.master, args.profile)))
         return
 
     sizes = sorted(set(args.events))
@@ -418,11 +473,7 @@ def main(argv: list[str]) -> None:
               f"in {data_folder(events)}", file=sys.stderr, flush=True)  # fmt: skip
 
     load_before = os.getloadavg()
-    measured = []
-    for events in sizes:
-        command = [sys.executable, __file__, "--measure", str(events), "--runs", str(args.runs), "--master", args.master]
-        done = subprocess.run([*command, *(["--profile"] if args.profile else [])], stdout=subprocess.PIPE, check=True, text=True)
-        measured.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    measured = [measure_size(events, args.runs, args.master, args.profile) for events in sizes]
     load_after = os.getloadavg()
 
     summaries = [summarise(size, generated[size["events"]]) for size in measured]

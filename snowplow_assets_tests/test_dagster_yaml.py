@@ -1,8 +1,9 @@
 """dagster.yaml never lets two runs process one item at once: proved on a real instance configured by it.
 
 Single-partition runs carry a dagster/partition tag, held to one queued run per value by the real queued-run
-daemon. A single-run backfill over a range carries none, so the `shred` step is also in the `shred` pool,
-whose one slot each step claims from the instance before it runs."""
+daemon. A single-run backfill over a range carries none (and no job tags), so the `shred` step is also in the
+`shred` pool, with the event manifest's populator, whose one slot each step claims from the instance before
+it runs."""
 
 import dagster as dg
 import pytest
@@ -15,7 +16,7 @@ from dagster._daemon.backfill import execute_backfill_iteration
 from dagster._daemon.daemon import get_default_daemon_logger
 from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
 
-from snowplow_assets.defs.assets.shredded import SHRED_POOL
+from snowplow_assets.defs.pools import SHRED_POOL, WEB_MODELS_POOL
 from snowplow_assets.defs.manifests.manifest_locks import startable_runs
 from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest
 from snowplow_assets.defs.resources import EVENT_MANIFEST_TAG
@@ -54,7 +55,9 @@ def workspace(queued_instance):
         yield context
 
 
-def enqueue(workspace, definitions: dg.Definitions, job_name: str, partition: str) -> str:
+def enqueue(
+    workspace, definitions: dg.Definitions, job_name: str, partition: str | None, run_config: dict | None = None
+) -> str:
     """A run queued the way a sensor's request is: created from the code location, then enqueued.
 
     Shred runs get the tags of a deployment with the DynamoDB event manifest: with the lake one, dagster.yaml
@@ -68,7 +71,8 @@ def enqueue(workspace, definitions: dg.Definitions, job_name: str, partition: st
         definitions.resolve_job_def(job_name),
         remote_job_origin=remote_job.get_remote_origin(),
         job_code_origin=remote_job.get_python_origin(),
-        tags={EVENT_MANIFEST_TAG: "dynamodb", PARTITION_NAME_TAG: partition},
+        run_config=run_config,
+        tags={EVENT_MANIFEST_TAG: "dynamodb", **({PARTITION_NAME_TAG: partition} if partition else {})},
         status=dg.DagsterRunStatus.NOT_STARTED,
     )
     instance.report_dagster_event(DagsterEvent(DagsterEventType.PIPELINE_ENQUEUED.value, job_name=run.job_name), run.run_id)
@@ -132,8 +136,25 @@ def test_a_backfilled_range_never_shreds_alongside_another_run(workspace, defini
         assert second.claim(SHRED_POOL, "shred"), "and shreds once the first is done"
 
 
-def test_each_pool_holds_one_step_and_one_slot(definitions, queued_instance):
-    """dagster.yaml's default pool limit of 1 is meant for steps that must never run twice at once."""
+def test_a_populate_of_the_event_manifest_never_runs_alongside_a_backfilled_range(workspace, definitions):
+    """An asset backfill carries no job tags, so the event-manifest tag limit cannot hold it back; the pool does."""
+    instance = workspace.instance
+    instance.add_dynamic_partitions("enriched_runs", [A, B])
+    since = {"ops": {"populate_event_manifest_op": {"config": {"since": "2026-03-06"}}}}
+    populate = instance.get_run_by_id(enqueue(workspace, definitions, "populate_event_manifest", None, since))
+    backfill_id = launch_backfill(workspace, SHRED_ASSETS, [A, B])
+    list(execute_backfill_iteration(workspace, get_default_daemon_logger("BackfillDaemon")))
+    [ranged] = instance.get_runs(dg.RunsFilter(tags={BACKFILL_ID_TAG: backfill_id}))
+    assert EVENT_MANIFEST_TAG not in ranged.tags
+    assert populate.run_op_concurrency.all_pools == ranged.run_op_concurrency.all_pools == {SHRED_POOL}
+    with InstanceConcurrencyContext(instance, populate) as first:
+        with InstanceConcurrencyContext(instance, ranged) as second:
+            assert first.claim(SHRED_POOL, "populate_event_manifest_op"), "the populate writes the manifest"
+            assert not second.claim(SHRED_POOL, "shred"), "the ranged shred waits for it"
+
+
+def test_pools_hold_the_steps_that_must_never_overlap_to_one_slot(definitions, queued_instance):
+    """dagster.yaml's default pool limit of 1: within a pool, one step at a time, whatever its run."""
     config = queued_instance.event_log_storage.get_pool_config()
     assert (config.default_pool_limit, config.pool_granularity) == (1, PoolGranularity.OP)
     steps_by_pool: dict[str, set[str]] = {}
@@ -141,5 +162,4 @@ def test_each_pool_holds_one_step_and_one_slot(definitions, queued_instance):
         for node in job.all_node_defs:
             if getattr(node, "pool", None):
                 steps_by_pool.setdefault(node.pool, set()).add(node.name)
-    assert steps_by_pool[SHRED_POOL] == {"shred"}
-    assert all(len(steps) == 1 for steps in steps_by_pool.values()), steps_by_pool
+    assert steps_by_pool == {SHRED_POOL: {"shred", "populate_event_manifest_op"}, WEB_MODELS_POOL: {"build_web_models"}}

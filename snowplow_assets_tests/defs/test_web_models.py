@@ -13,7 +13,8 @@ import pytest
 import yaml
 from dagster_pyspark import LazyPySparkResource
 
-from snowplow_assets.defs.assets.web_models import WEB_MODELS_POOL, build_web_models
+from snowplow_assets.defs.assets.web_models import build_web_models
+from snowplow_assets.defs.pools import WEB_MODELS_POOL
 from snowplow_assets.defs.manifests.web_manifest import read_web_manifest, web_asset_key
 from snowplow_assets.defs.resources import LakeResource, WebModelsResource
 from snowplow_assets.lake import Lake

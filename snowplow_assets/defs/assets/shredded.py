@@ -14,15 +14,11 @@ from snowplow_assets.defs.checks.event_manifest_checks import (
 from snowplow_assets.defs.checks.partition_range import combine_partition_results
 from snowplow_assets.defs.checks.shred_checks import ATOMIC_EVENTS, SHRED_CHECK_SPECS, SHREDDED_TYPES, shred_check_results
 from snowplow_assets.defs.partitions import enriched_runs
+from snowplow_assets.defs.pools import SHRED_POOL
 from snowplow_assets.defs.resources import EventManifestResource, LakeResource, ShredResource
 from snowplow_assets.events import dedup
 from snowplow_assets.events.shred_batch import ShredReport, shred_run_folder
 from snowplow_assets.manifest.base import EventManifestUnavailable
-
-# Every run that shreds is in this pool, whose limit dagster.yaml sets to 1: a run over a range of folders
-# carries no per-partition tag that a tag concurrency limit could hold back, so runs that shred execute one
-# at a time (which the lake event manifest's check-and-set needs as well).
-SHRED_POOL = "shred"
 
 
 def _common_metadata(report: ShredReport) -> dict[str, object]:

@@ -22,6 +22,7 @@ from dagster_pyspark import LazyPySparkResource
 from snowplow_assets.defs.checks.web_checks import WEB_CHECK_SPECS, web_check_results
 from snowplow_assets.defs.resources import LakeResource, WebModelsResource
 from snowplow_assets.defs.manifests.web_manifest import LAST_SUCCESS, WEB_MODELS_JOB, read_web_manifest, web_asset_key
+from snowplow_assets.defs.pools import WEB_MODELS_POOL
 from snowplow_assets.web.pipeline import TABLES, ModelResult, WebRun, drop_summary
 from snowplow_assets.web.variables import MODELS, UPSTREAM, closed_upstream
 
@@ -42,8 +43,6 @@ _READS = {
     "sessions": ["atomic_events", "shredded_types"],
     "users": [],
 }
-
-WEB_MODELS_POOL = "web_models"
 
 
 def _web_specs() -> list[dg.AssetSpec]:

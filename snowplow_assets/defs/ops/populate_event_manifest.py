@@ -9,6 +9,7 @@ from pydantic import Field
 
 from snowplow_assets.defs.checks.event_manifest_checks import EVENT_MANIFEST
 from snowplow_assets.defs.partitions import enriched_runs
+from snowplow_assets.defs.pools import SHRED_POOL
 from snowplow_assets.defs.resources import EventManifestResource, LakeResource
 from snowplow_assets.manifest.base import EventManifestUnavailable
 from snowplow_assets.manifest.populate import populate_event_manifest as populate
@@ -18,7 +19,10 @@ class PopulateConfig(dg.Config):
     since: str = Field(description="First day (YYYY-MM-DD) of the run folders whose shredded output is recorded.")
 
 
-@dg.op(description="Record the events of shredded run folders from a date onwards in the event manifest.")
+@dg.op(
+    description="Record the events of shredded run folders from a date onwards in the event manifest.",
+    pool=SHRED_POOL,
+)
 def populate_event_manifest_op(
     context: dg.OpExecutionContext,
     config: PopulateConfig,
