@@ -23,7 +23,7 @@ for compiling Spark's generated code, reported as JIT seconds (the JVM's compila
 same two cores), and its memory peaks are its own. Spark's start is not timed.
 
 Spark runs on `--master` (default `local[2]`) with the project's other settings (SNOWPLOW_* variables;
-driver memory 2g by default). Each figure is the median of the runs, with the fastest and slowest shown.
+driver memory 2g and SNOWPLOW_SPARK_JAVA_OPTIONS by default). Each figure is the median of the runs, with the fastest and slowest shown.
 Memory is the peak of each run: the driver's Python process and the JVM as resident set sizes (the peak
 counters of /proc/<pid>/status, reset before each run), and the JVM heap as the sum of the heap pools' peak
 usage (MemoryPoolMXBean via py4j; an upper bound of the true peak, as pools peak at different moments).
@@ -276,7 +276,7 @@ def measure_job(job: str, events: int, master: str, profile: bool) -> dict[str, 
             "gc_seconds": round(gc_after - gc_before, 1),
             "load_average": round(load, 2),
         },
-        "spark_config": {k: v for k, v in sorted(spark_session_config(config).items()) if "extraJavaOptions" not in k},
+        "spark_config": dict(sorted(spark_session_config(config).items())),
         "java": str(jvm.java.lang.System.getProperty("java.version")),
         "spark": spark.version,
     }
@@ -408,7 +408,8 @@ def table(results: dict[str, Any]) -> str:
     machine = results["machine"]
     out = [
         f"Shred benchmark, {machine['cores']} cores, {machine['ram_gb']} GB RAM, Spark {machine['spark']} {machine['master']}, "
-        f"driver memory {machine['driver_memory']}, Python {machine['python']}, Java {machine['java']}; "
+        f"driver memory {machine['driver_memory']}, Python {machine['python']}, Java {machine['java']} "
+        f"({machine['spark_config'].get('spark.driver.extraJavaOptions')}); "
         f"load average {results['load_average_before'][0]:.1f} before, {results['load_average_after'][0]:.1f} after. "
         f"Seconds: median of {results['runs']} runs (fastest-slowest), each Spark job in a new JVM; JIT: of that, "
         f"seconds the JVM spent compiling code (median). Memory: highest peak of the runs, MB. "

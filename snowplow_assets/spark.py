@@ -23,6 +23,9 @@ REQUIRED_SPARK_CONFIG: dict[str, str] = {
 
 def spark_session_config(settings_config: Mapping[str, str]) -> dict[str, str]:
     config = {**settings_config, **REQUIRED_SPARK_CONFIG}
+    # JVM options are one string per JVM: keep the settings' tuning and put the required ones last, so they win.
+    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        config[key] = " ".join(filter(None, (settings_config.get(key), REQUIRED_SPARK_CONFIG[key])))
     # Local Python workers (the DynamoDB event manifest's puts run in them) must use this interpreter and
     # its packages, not whatever `python3` comes first on PATH. A cluster sets its own.
     if config.get("spark.master", "").startswith("local") and "PYSPARK_PYTHON" not in os.environ:

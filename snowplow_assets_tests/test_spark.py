@@ -1,0 +1,30 @@
+from snowplow_assets.settings import DEFAULT_SPARK_JAVA_OPTIONS, Settings
+from snowplow_assets.spark import spark_session_config
+
+JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
+
+
+def test_the_default_jvm_options_reach_driver_and_executors_with_the_required_ones_last(monkeypatch):
+    monkeypatch.delenv("SNOWPLOW_SPARK_JAVA_OPTIONS", raising=False)
+    config = spark_session_config(Settings(_env_file=None).spark_config)
+    for key in JAVA_OPTIONS:
+        assert config[key] == f"{DEFAULT_SPARK_JAVA_OPTIONS} -Duser.timezone=UTC"
+
+
+def test_jvm_options_can_be_replaced_or_emptied_but_utc_stays(monkeypatch):
+    monkeypatch.setenv("SNOWPLOW_SPARK_JAVA_OPTIONS", "-XX:+UseG1GC -Duser.timezone=Europe/Paris")
+    config = spark_session_config(Settings(_env_file=None).spark_config)
+    assert config["spark.driver.extraJavaOptions"] == "-XX:+UseG1GC -Duser.timezone=Europe/Paris -Duser.timezone=UTC"
+    monkeypatch.setenv("SNOWPLOW_SPARK_JAVA_OPTIONS", "")
+    config = spark_session_config(Settings(_env_file=None).spark_config)
+    assert [config[key] for key in JAVA_OPTIONS] == ["-Duser.timezone=UTC"] * 2
+
+
+def test_the_running_jvm_has_the_options(spark):
+    jvm = spark.sparkContext._jvm
+    management = jvm.java.lang.management.ManagementFactory
+    arguments = list(management.getRuntimeMXBean().getInputArguments())
+    assert set(DEFAULT_SPARK_JAVA_OPTIONS.split()) <= set(arguments)
+    assert jvm.java.lang.System.getProperty("user.timezone") == "UTC", "the required option comes last and wins"
+    collectors = {str(gc.getName()) for gc in management.getGarbageCollectorMXBeans()}
+    assert collectors == {"PS Scavenge", "PS MarkSweep"}, "the parallel collector"
