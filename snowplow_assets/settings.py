@@ -20,8 +20,8 @@ DEFAULT_LAKE = PROJECT_ROOT / "lake"
 DEFAULT_CDC_MODELS = Path(__file__).resolve().parent / "cdc" / "models.yaml"
 
 # A fresh JVM spends much of a shred run compiling the code Spark generates for 131-field expressions. The
-# parallel collector's simpler write barriers and less inlining make that compilation cheaper and the job
-# about a fifth faster (benchmarks/shred.py; README, Performance).
+# parallel collector (probably through its simpler write barriers) and less inlining make that compilation
+# cheaper and the job about a fifth faster (measured with benchmarks/shred.py; README, Performance).
 DEFAULT_SPARK_JAVA_OPTIONS = "-XX:+UseParallelGC -XX:FreqInlineSize=100 -XX:MaxInlineSize=20"
 
 
