@@ -352,7 +352,13 @@ def summarise(size: dict[str, Any], generated: dict[str, Any]) -> dict[str, Any]
         seconds = _spread([s["seconds"] for s in samples])
         memory = {k: max(s[k] for s in samples) for k in samples[0] if k.endswith("_mb")}
         medians = {k: statistics.median(s[k] for s in samples) for k in ("jit_seconds", "gc_seconds", "load_average") if k in samples[0]}
-        jobs[job] = {"seconds": seconds, "lines_per_second": round(lines / seconds["median"]), "peak_mb": memory, **medians}
+        jobs[job] = {
+            "seconds": seconds,
+            "events_per_second": round(size["events"] / seconds["median"]),
+            "lines_per_second": round(lines / seconds["median"]),
+            "peak_mb": memory,
+            **medians,
+        }
     shred, baseline = size["shred_counts"], size["baseline_counts"]
     compared = ("lines_read", "good", "bad", "natural_duplicates_removed", "synthetic_duplicates_renamed", "entities")
     return {
@@ -415,8 +421,8 @@ def table(results: dict[str, Any]) -> str:
         f"seconds the JVM spent compiling code (median). Memory: highest peak of the runs, MB. "
         f"Load: median 1-minute load average at the start of the runs.",
         "",
-        "| events (lines, input) | job | seconds | lines/s | JIT s | load | driver RSS | JVM RSS | JVM heap | baseline RSS |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| events (lines, input) | job | seconds | events/s | lines/s | JIT s | load | driver RSS | JVM RSS | JVM heap | baseline RSS |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     labels = {
         "floor": "floor: Spark reads the lines, writes them back",
@@ -429,7 +435,7 @@ def table(results: dict[str, Any]) -> str:
             data = size["jobs"][job]
             s, peak = data["seconds"], data["peak_mb"]
             out.append(
-                f"| {first} | {labels[job]} | {s['median']:.1f} ({s['min']:.1f}-{s['max']:.1f}) | {data['lines_per_second']:,} "
+                f"| {first} | {labels[job]} | {s['median']:.1f} ({s['min']:.1f}-{s['max']:.1f}) | {data['events_per_second']:,} | {data['lines_per_second']:,} "
                 f"| {_number(data.get('jit_seconds'))} | {data['load_average']:.1f} "
                 f"| {_mb(peak.get('driver_rss_mb'))} | {_mb(peak.get('jvm_rss_mb'))} | {_mb(peak.get('jvm_heap_mb'))} "
                 f"| {_mb(peak.get('baseline_rss_mb'))} |"
@@ -437,7 +443,7 @@ def table(results: dict[str, Any]) -> str:
             first = ""
         out.append(
             f"| | shred / floor = {size['shred_over_floor']:.2f}; baseline / shred = {size['baseline_over_shred']:.2f}; "
-            f"counts {'agree' if size['counts_agree'] else 'DIFFER'} | | | | | | | | |"
+            f"counts {'agree' if size['counts_agree'] else 'DIFFER'} | | | | | | | | | |"
         )
     out += ["", "| target | measured | result |", "|---|---|---|"]
     out += [f"| {t['target']} | {t['measured']} | {'pass' if t['pass'] else 'FAIL'} |" for t in results["targets"]]
