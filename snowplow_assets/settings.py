@@ -40,8 +40,8 @@ class Settings(BaseSettings):
     spark_shuffle_partitions: int = Field(default=8, ge=1, description="spark.sql.shuffle.partitions")
     spark_java_options: str = Field(
         default=DEFAULT_SPARK_JAVA_OPTIONS,
-        description="JVM options of the Spark driver and executors (spark.*.extraJavaOptions); the default makes "
-        "the shred job about a fifth faster (README, Performance).",
+        description="JVM options of the Spark driver (spark.driver.extraJavaOptions), which runs every task on a "
+        "local master; the default makes the shred job about a fifth faster there (README, Performance).",
     )
     spark_conf: dict[str, str] = Field(
         default_factory=dict, description="Extra Spark configuration, as a JSON object of key to value."
@@ -188,7 +188,8 @@ class Settings(BaseSettings):
         if self.spark_executor_memory:
             config["spark.executor.memory"] = self.spark_executor_memory
         if self.spark_java_options:
-            config["spark.driver.extraJavaOptions"] = config["spark.executor.extraJavaOptions"] = self.spark_java_options
+            # Measured on local masters only: a cluster's executors keep their own JVM options (SNOWPLOW_SPARK_CONF).
+            config["spark.driver.extraJavaOptions"] = self.spark_java_options
         if self.lake.startswith("s3://"):
             config.update(spark_s3_config(self.s3_scheme, self.s3_endpoint_url, self.s3_region))
         config.update(self.spark_conf)

@@ -4,11 +4,17 @@ from snowplow_assets.spark import spark_session_config
 JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
 
 
-def test_the_default_jvm_options_reach_driver_and_executors_with_the_required_ones_last(monkeypatch):
+def test_the_default_jvm_options_reach_the_driver_with_the_required_ones_last(monkeypatch):
     monkeypatch.delenv("SNOWPLOW_SPARK_JAVA_OPTIONS", raising=False)
     config = spark_session_config(Settings(_env_file=None).spark_config)
-    for key in JAVA_OPTIONS:
-        assert config[key] == f"{DEFAULT_SPARK_JAVA_OPTIONS} -Duser.timezone=UTC"
+    assert config["spark.driver.extraJavaOptions"] == f"{DEFAULT_SPARK_JAVA_OPTIONS} -Duser.timezone=UTC"
+    assert config["spark.executor.extraJavaOptions"] == "-Duser.timezone=UTC", "a cluster's executors are left alone"
+
+
+def test_executor_options_from_spark_conf_keep_the_required_ones(monkeypatch):
+    monkeypatch.setenv("SNOWPLOW_SPARK_CONF", '{"spark.executor.extraJavaOptions": "-XX:+UseG1GC"}')
+    config = spark_session_config(Settings(_env_file=None).spark_config)
+    assert config["spark.executor.extraJavaOptions"] == "-XX:+UseG1GC -Duser.timezone=UTC"
 
 
 def test_jvm_options_can_be_replaced_or_emptied_but_utc_stays(monkeypatch):
