@@ -21,8 +21,17 @@ REQUIRED_SPARK_CONFIG: dict[str, str] = {
 }
 
 
+# Tuning, which SNOWPLOW_SPARK_CONF may override. Spark fuses a chain of projections into one generated
+# method; past 8,000 bytes of bytecode HotSpot never compiles a method, so a fused stage that large (the
+# shredder's parse is) would run interpreted, several times slower than Spark's unfused code. At this limit
+# Spark falls back to the unfused code instead: Spark's own advice for HotSpot, measured in README, Performance.
+DEFAULT_SPARK_CONFIG: dict[str, str] = {
+    "spark.sql.codegen.hugeMethodLimit": "8000",
+}
+
+
 def spark_session_config(settings_config: Mapping[str, str]) -> dict[str, str]:
-    config = {**settings_config, **REQUIRED_SPARK_CONFIG}
+    config = {**DEFAULT_SPARK_CONFIG, **settings_config, **REQUIRED_SPARK_CONFIG}
     # JVM options are one string per JVM: keep the settings' tuning and put the required ones last, so they win.
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         config[key] = " ".join(filter(None, (settings_config.get(key), REQUIRED_SPARK_CONFIG[key])))

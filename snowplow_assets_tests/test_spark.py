@@ -34,3 +34,9 @@ def test_the_running_jvm_has_the_options(spark):
     assert jvm.java.lang.System.getProperty("user.timezone") == "UTC", "the required option comes last and wins"
     collectors = {str(gc.getName()) for gc in management.getGarbageCollectorMXBeans()}
     assert collectors == {"PS Scavenge", "PS MarkSweep"}, "the parallel collector"
+
+
+def test_fused_code_too_large_to_jit_compile_is_not_used_unless_spark_conf_says_so(spark, monkeypatch):
+    assert spark.conf.get("spark.sql.codegen.hugeMethodLimit") == "8000", "the test session runs as deployed"
+    monkeypatch.setenv("SNOWPLOW_SPARK_CONF", '{"spark.sql.codegen.hugeMethodLimit": "65535"}')
+    assert spark_session_config(Settings(_env_file=None).spark_config)["spark.sql.codegen.hugeMethodLimit"] == "65535"

@@ -5,9 +5,11 @@ parsed and rendered exactly once, before deduplication has decided anything:
 
 1. *Parse pass.* Parse every line and render its output at once: a bad row, or the event's atomic-events
    line and its entity lines, each kept as the text before the event's id and the text after it
-   (shred.py), because deduplication may still give the event another id. One staged Parquet dataset
-   holds, per line, its narrow dedup keys (dedup.py) and its rendered records; lines, bad lines and the
-   earliest etl_tstamp are counted on the way (a Spark observation, not a second job).
+   (shred.py), because deduplication may still give the event another id. Lines in canonical form, nearly
+   all of them, take the fast path (canonical.py); the rest are staged with their text and parsed by the
+   full parser (parse.py) in a second, small job. The staged Parquet holds, per line, its narrow dedup keys
+   (dedup.py) and its rendered records; lines, bad lines and the earliest etl_tstamp are counted on the
+   way (Spark observations, not extra jobs).
 2. *Decisions.* From the keys alone decide which lines are duplicates to drop and which events get a new id.
    Only lines whose id is shared are ever shuffled, so this stays small. With an event manifest, every
    event kept in-batch is then checked against it (manifest/), and its answers become more decisions:
@@ -40,6 +42,7 @@ from pyspark.sql import functions as F
 
 from snowplow_assets.events import bad_rows, dedup, shred
 from snowplow_assets.events.completion import shredding_complete
+from snowplow_assets.events.canonical import parse_canonical
 from snowplow_assets.events.parse import parse_enriched
 from snowplow_assets.events.reader import read_lines, run_folder_files
 from snowplow_assets.events.sql import case, literal, named_struct
@@ -144,8 +147,7 @@ def shred_run_folder(
     staging = lake.shred_staging(run, token)
     try:
         lines = read_lines(spark, fs, files)
-        parse_counts, earliest_etl_time = _parse_pass(fs, lines, f"{staging}/parsed")
-        parsed = spark.read.parquet(fs.spark_path(f"{staging}/parsed"))
+        parsed, parse_counts, earliest_etl_time = _parse_pass(spark, fs, lines, f"{staging}/parsed")
         keys = parsed.where(F.col("good")).select(*KEY_COLUMNS)
         batch = Batch(run, batch_etl_time(earliest_etl_time, run))
         decisions, duplicates, manifest_report = _write_decisions(spark, fs, keys, options, batch, staging)
@@ -189,32 +191,77 @@ def _remove_abandoned_staging(fs: LakeFileSystem, lake: Lake, run: str) -> None:
             fs.delete(entry.uri)
 
 
-def _parse_pass(fs: LakeFileSystem, lines: DataFrame, path: str) -> tuple[dict[str, int], int | None]:
-    """Stage every line's keys and rendered records; return the line counts and the earliest etl_tstamp of
-    the good lines, epoch seconds."""
-    parsed = parse_enriched(lines)
-    observation = Observation("parse_pass")
-    parsed = parsed.observe(
+def _parse_pass(
+    spark: SparkSession, fs: LakeFileSystem, lines: DataFrame, path: str
+) -> tuple[DataFrame, dict[str, int], int | None]:
+    """Stage every line's keys and rendered records; return them, the line counts and the earliest etl_tstamp
+    of the good lines, epoch seconds.
+
+    Lines in canonical form, nearly all of them, take the fast path (canonical.py). The few others are
+    staged with their text and parsed fully in a second, small job; both jobs' records look alike.
+    """
+    canonical_path, full_path = f"{path}/canonical", f"{path}/full"
+    observation = Observation("canonical_pass")
+    lines_checked = parse_canonical(lines).observe(
+        observation,
+        F.count(F.lit(1)).alias("lines"),
+        F.count_if(~F.col("canonical")).alias("pending"),
+        F.unix_seconds(F.min("etl_tstamp")).alias("earliest_etl_time"),
+    )
+    records = case(("canonical", _event_records("atomic_head", "atomic_tail")))
+    pending_line = "CASE WHEN NOT canonical THEN line END"
+    _write_staged(fs, _staged(lines_checked, "canonical", records, pending_line), canonical_path)
+    checked, checked_earliest = _counts_and_earliest(observation)
+    counts, earliest = {"lines": checked["lines"], "bad": 0}, [checked_earliest]
+    staged_paths = [canonical_path]
+    if checked["pending"]:
+        pending = spark.read.parquet(fs.spark_path(canonical_path)).where(F.col("pending_line").isNotNull())
+        pending_lines = pending.select("row_id", F.col("pending_line").alias("line"))
+        full, full_earliest = _parse_pass_in_full(fs, pending_lines, full_path)
+        if full["lines"] != checked["pending"]:
+            raise RuntimeError(f"{checked['pending']} lines were left to the full parser, which read {full['lines']}")
+        counts["bad"] = full["bad"]
+        earliest.append(full_earliest)
+        staged_paths.append(full_path)
+    parsed = spark.read.parquet(*(fs.spark_path(p) for p in staged_paths)).where(F.col("pending_line").isNull())
+    return parsed, counts, min((t for t in earliest if t is not None), default=None)
+
+
+def _parse_pass_in_full(fs: LakeFileSystem, lines: DataFrame, path: str) -> tuple[dict[str, int], int | None]:
+    """The parse pass of the lines the fast path left: the full parser (parse.py) and shred.py's rendering."""
+    observation = Observation("full_parse")
+    parsed = parse_enriched(lines).observe(
         observation,
         F.count(F.lit(1)).alias("lines"),
         F.count_if(F.col("failure").isNotNull()).alias("bad"),
         F.unix_seconds(F.min(F.when(F.col("failure").isNull(), F.col("etl_tstamp")))).alias("earliest_etl_time"),
     )
-    # Each entity and the rendered root timestamp once per line, for both the entity types and the records.
-    parsed = parsed.selectExpr("*", f"{shred.event_entities()} AS _entities", f"{_ROOT_TSTAMP} AS _root_tstamp")
+    parsed = parsed.selectExpr("*", f"{_ROOT_TSTAMP} AS root_tstamp")
+    bad = f"array({_record(BAD, bad_rows.loader_parsing_error('failure', 'line'))})"
+    records = case(("failure IS NOT NULL", bad), otherwise=_event_records(*shred.atomic_events_parts()))
+    _write_staged(fs, _staged(parsed, "failure IS NULL", records, pending_line="NULL"), path)
+    return _counts_and_earliest(observation)
+
+
+def _staged(parsed: DataFrame, good: str, records: str, pending_line: str) -> DataFrame:
+    """What the parse pass stages per line: its dedup keys (dedup.py), whether it is good, its output records,
+    and `pending_line`, its text if it still needs the full parser (and then nothing else)."""
+    # Each entity once per line, for both the entity types and the records.
+    parsed = parsed.selectExpr("*", f"CASE WHEN {good} THEN {shred.event_entities()} END AS _entities")
     entity_types = "transform(_entities, e -> named_struct('schema', e.entity.schema, 'kind', e.kind))"
-    staged = dedup.dedup_keys(
+    return dedup.dedup_keys(
         parsed,
         "collector_tstamp",
-        F.expr(f"CASE WHEN failure IS NULL THEN {entity_types} END").alias("entity_types"),
-        F.col("failure").isNull().alias("good"),
-        F.expr(_rendered_records("_entities", "_root_tstamp")).alias("records"),
+        F.expr(entity_types).alias("entity_types"),
+        F.expr(f"coalesce({good}, false)").alias("good"),
+        F.expr(records).alias("records"),
+        F.expr(f"CAST({pending_line} AS STRING)").alias("pending_line"),
     )
+
+
+def _write_staged(fs: LakeFileSystem, staged: DataFrame, path: str) -> None:
     # Rendered lines are long and rarely repeat: a dictionary costs time and saves nothing.
     staged.write.mode("overwrite").option("parquet.enable.dictionary", "false").parquet(fs.spark_path(path))
-    observed = dict(observation.get)
-    earliest = observed.pop("earliest_etl_time")
-    return {name: int(value or 0) for name, value in observed.items()}, earliest
 
 
 def _write_decisions(
@@ -301,14 +348,12 @@ def _record(output: str, head: str, tail: str = "CAST(NULL AS STRING)", entity: 
     return named_struct(output=literal(output), **parts, head=head, tail=tail)
 
 
-def _rendered_records(entities: str, root_tstamp: str) -> str:
-    """SQL for the output lines of one parsed line: its bad row, or its event and the event's entities
-    (`entities`: shred.event_entities())."""
-    atomic = _record(ATOMIC_EVENTS, *shred.atomic_events_parts())
-    entity = _record(SHREDDED_TYPES, *shred.entity_line_parts("e.entity", root_tstamp), entity="e.entity")
-    event = f"concat(array({atomic}), transform({entities}, e -> {entity}))"
-    bad = f"array({_record(BAD, bad_rows.loader_parsing_error('failure', 'line'))})"
-    return case(("failure IS NOT NULL", bad), otherwise=event)
+def _event_records(atomic_head: str, atomic_tail: str) -> str:
+    """SQL for the output lines of a good event: its atomic-events line, from the two parts around its id,
+    then a line per entity of `_entities` (shred.event_entities()), whose hierarchy names `root_tstamp`."""
+    atomic = _record(ATOMIC_EVENTS, atomic_head, atomic_tail)
+    entity = _record(SHREDDED_TYPES, *shred.entity_line_parts("e.entity", "root_tstamp"), entity="e.entity")
+    return f"concat(array({atomic}), transform(_entities, e -> {entity}))"
 
 
 def _action_in(actions: tuple[str, ...]) -> str:
@@ -460,6 +505,13 @@ def _publish(
     fs.replace_tree(f"{staging}/good", lake.shredded_good(run))
     marker = shredding_complete(report, options.compression)
     fs.write_text(lake.shredding_complete(run), json.dumps(marker, indent=2))
+
+
+def _counts_and_earliest(observation: Observation) -> tuple[dict[str, int], int | None]:
+    """An observation's counts, and its `earliest_etl_time` (null when it saw no good line)."""
+    observed = dict(observation.get)
+    earliest = observed.pop("earliest_etl_time")
+    return {name: int(value or 0) for name, value in observed.items()}, earliest
 
 
 def _observed(observation: Observation) -> dict[str, int]:

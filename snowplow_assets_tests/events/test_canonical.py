@@ -1,0 +1,109 @@
+"""The fast path must agree with the full parser and shred.py on every line it takes, and leave them the rest."""
+
+import random
+
+import pytest
+
+from snowplow_assets.datagen.enriched import GenerationOptions
+from snowplow_assets.datagen.enriched.batch import Batch
+from snowplow_assets.events import shred
+from snowplow_assets.events.canonical import parse_canonical
+from snowplow_assets.events.parse import parse_enriched
+from snowplow_assets_tests.events.builders import event_line, link_click
+
+# Good lines whose typed fields are all in canonical form, with the corners of each form.
+CANONICAL = [
+    event_line(),
+    event_line(txn_id="0", domain_sessionidx="-123456789", dvce_screenwidth="999999999"),
+    event_line(true_tstamp="2024-12-31 23:59:59.999", dvce_sent_tstamp="1000-01-01 00:00:00.000"),
+    event_line(collector_tstamp="2026-04-30 00:00:00.000", derived_tstamp="2026-01-31 12:00:00.000"),
+    event_line(event_id="C6EF3124-B53A-4B13-A233-0088F79DCBCB", br_cookies="1", br_features_pdf="0"),
+    event_line(event="unstruct", unstruct_event=link_click("https://shop.example.com/sale"), contexts=None),
+    event_line(derived_contexts=None, event_fingerprint=None, etl_tstamp=None),
+    event_line(page_title="tabs\\tand \"quotes\" and ünïcödé stay as written"),
+    # Decimal numbers in any accepted form: re-rendered on both paths.
+    event_line(geo_latitude="52.5200", geo_longitude="-74", se_value="1.5e3", tr_total="1e7", ti_price=".5"),
+    event_line(tr_total_base="123456789012.25", tr_tax="-0.0", ti_price_base="0.1"),
+]
+
+# Good lines (the full parser accepts them) whose text is not what the shredder writes: the full parser's.
+OTHER_FORMS = [
+    event_line(collector_tstamp="2026-03-01T10:00:00.123Z"),
+    event_line(dvce_created_tstamp="2026-03-01 09:59:59"),
+    event_line(true_tstamp="2026-03-01 10:00:00.5"),
+    event_line(etl_tstamp="2024-02-29 10:00:00.000"),  # a real date, but a pattern cannot tell leap years
+    event_line(txn_id="+5"),
+    event_line(txn_id="007"),
+    event_line(txn_id="-0"),
+    event_line(domain_sessionidx="1234567890"),
+]
+
+BAD = [
+    "no tab at all",
+    "\t".join(event_line().split("\t")[:130]),
+    event_line(event_id="not-a-uuid"),
+    event_line(collector_tstamp=None),
+    event_line(collector_tstamp="2026-02-30 10:00:00.000"),
+    event_line(etl_tstamp="2026-13-01 10:00:00.000"),
+    event_line(txn_id="12345678901"),
+    event_line(dvce_ismobile="yes"),
+    event_line(geo_latitude="north"),
+    event_line(v_etl=None),
+    event_line(contexts='{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-0","data":[{"x":1}]}'),
+    event_line(unstruct_event="{not json"),
+]
+
+
+def _generated_lines(events: int) -> list[str]:
+    options = GenerationOptions(events=events, seed=7)
+    return [line.decode().rstrip("\n") for line in Batch(options, random.Random(options.seed)).lines()]
+
+
+@pytest.fixture(scope="module")
+def both_paths(spark):
+    """Per line: the fast path's row and the full parser's, with shred.py's output parts for the latter."""
+    lines = [*CANONICAL, *OTHER_FORMS, *BAD, *_generated_lines(2000)]
+    frame = spark.createDataFrame(list(enumerate(lines)), "row_id BIGINT, line STRING")
+    head, tail = shred.atomic_events_parts()
+    full = parse_enriched(frame).selectExpr(
+        "row_id", "failure IS NULL AS good", "event_id", "event_fingerprint", "etl_tstamp", "collector_tstamp",
+        "contexts", "unstruct_event", "derived_contexts", f"{head} AS atomic_head", f"{tail} AS atomic_tail",
+        f"{shred.render_timestamp('collector_tstamp')} AS root_tstamp",
+    )  # fmt: skip
+    fast = {row.row_id: row for row in parse_canonical(frame).collect()}
+    return {row.row_id: (lines[row.row_id], fast[row.row_id], row) for row in full.collect()}
+
+
+COMPARED = (
+    "event_id", "event_fingerprint", "etl_tstamp", "collector_tstamp", "contexts", "unstruct_event",
+    "derived_contexts", "atomic_head", "atomic_tail", "root_tstamp",
+)  # fmt: skip
+
+
+def test_every_canonical_line_is_good_and_gives_exactly_the_full_parsers_values_and_output(both_paths):
+    canonical = [(line, fast, full) for line, fast, full in both_paths.values() if fast.canonical]
+    assert len(canonical) > 1900
+    for line, fast, full in canonical:
+        assert full.good, line
+        for column in COMPARED:
+            assert fast[column] == full[column], (column, line)
+
+
+def test_hand_written_canonical_lines_take_the_fast_path(both_paths):
+    by_line = {line: fast for line, fast, _ in both_paths.values()}
+    assert [line for line in CANONICAL if not by_line[line].canonical] == []
+
+
+def test_other_accepted_forms_are_good_but_left_to_the_full_parser(both_paths):
+    by_line = {line: (fast, full) for line, fast, full in both_paths.values()}
+    for line in OTHER_FORMS:
+        fast, full = by_line[line]
+        assert full.good and not fast.canonical, line
+        assert all(fast[column] is None for column in COMPARED), line
+
+
+def test_bad_lines_are_never_canonical(both_paths):
+    bad = [(line, fast) for line, fast, full in both_paths.values() if not full.good]
+    assert {line for line in BAD} <= {line for line, _ in bad}
+    assert len(bad) >= len(BAD) + 15  # the generated batch's bad lines too
+    assert [line for line, fast in bad if fast.canonical] == []
