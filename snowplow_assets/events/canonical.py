@@ -1,7 +1,7 @@
 """The fast path of parsing: lines already written the way the shredder would write them (FORMATS.md §1, §3).
 
 Enrich writes every typed field in one form: timestamps as `yyyy-MM-dd HH:mm:ss.SSS`, integers without a
-sign or leading zeros, booleans as 1 or 0. For a field in that *canonical* form, converting it to its type
+plus sign or leading zeros, booleans as 1 or 0. For a field in that *canonical* form, converting it to its type
 and rendering it back (shred.py) gives the same text, so the atomic-events line of such an event is its
 input fields as they are, without the three JSON fields. Checking each typed field against the pattern of
 its canonical form replaces converting and rendering it, which is what the full parser (parse.py) spends
@@ -13,7 +13,7 @@ parts exactly as the full parser and shred.py would. Every other line, bad or go
 accepted form (`2026-03-01T10:00:00Z`, `+5`, a 10-digit integer), goes to the full parser, which remains
 the one definition of what is valid: the canonical patterns only ever accept a subset of what it accepts.
 
-Decimal numbers are the exception to passing text through: "52.5200", "57" and "5.2E1" are all the same
+Decimal numbers are the exception to passing text through: "52.5200", "52.52" and "5.252E1" are all the same
 valid double, and shred.py writes each the one way Spark prints it. So double fields are converted and
 rendered on this path too; they are few and mostly empty.
 

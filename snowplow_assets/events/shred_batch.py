@@ -198,7 +198,7 @@ def _parse_pass(
     of the good lines, epoch seconds.
 
     Lines in canonical form, nearly all of them, take the fast path (canonical.py). The few others are
-    staged with their text and parsed fully in a second, small job; both jobs' records look alike.
+    staged with their text and parsed fully in a second, small job, which stages the same columns.
     """
     canonical_path, full_path = f"{path}/canonical", f"{path}/full"
     observation = Observation("canonical_pass")

@@ -104,6 +104,6 @@ def test_other_accepted_forms_are_good_but_left_to_the_full_parser(both_paths):
 
 def test_bad_lines_are_never_canonical(both_paths):
     bad = [(line, fast) for line, fast, full in both_paths.values() if not full.good]
-    assert {line for line in BAD} <= {line for line, _ in bad}
+    assert set(BAD) <= {line for line, _ in bad}
     assert len(bad) >= len(BAD) + 15  # the generated batch's bad lines too
     assert [line for line, fast in bad if fast.canonical] == []
