@@ -8,6 +8,8 @@ from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
+from snowplow_assets.jvm import functions_jar
+
 # Fixed for correctness, not tunable: timestamps in the formats are UTC; partition folder values
 # (vendor=com.acme, version=1-0-0) must stay strings when read back; and a local lake gets no hidden .crc
 # files beside every part file, which loaders do not expect and which make an edited file unreadable.
@@ -35,6 +37,11 @@ def spark_session_config(settings_config: Mapping[str, str]) -> dict[str, str]:
     # JVM options are one string per JVM: keep the settings' tuning and put the required ones last, so they win.
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         config[key] = " ".join(filter(None, (settings_config.get(key), REQUIRED_SPARK_CONFIG[key])))
+    # The project's own Spark functions (snowplow_assets/jvm/), beside any jars the settings name.
+    jar = functions_jar()
+    config["spark.jars"] = ",".join(filter(None, (settings_config.get("spark.jars"), jar and str(jar))))
+    if not config["spark.jars"]:
+        del config["spark.jars"]
     # Local Python workers (the DynamoDB event manifest's puts run in them) must use this interpreter and
     # its packages, not whatever `python3` comes first on PATH. A cluster sets its own.
     if config.get("spark.master", "").startswith("local") and "PYSPARK_PYTHON" not in os.environ:

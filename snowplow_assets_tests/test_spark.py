@@ -1,4 +1,5 @@
 from snowplow_assets.settings import DEFAULT_SPARK_JAVA_OPTIONS, Settings
+from snowplow_assets.jvm import functions_jar
 from snowplow_assets.spark import spark_session_config
 
 JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
@@ -40,3 +41,11 @@ def test_fused_code_too_large_to_jit_compile_is_not_used_unless_spark_conf_says_
     assert spark.conf.get("spark.sql.codegen.hugeMethodLimit") == "8000", "the test session runs as deployed"
     monkeypatch.setenv("SNOWPLOW_SPARK_CONF", '{"spark.sql.codegen.hugeMethodLimit": "65535"}')
     assert spark_session_config(Settings(_env_file=None).spark_config)["spark.sql.codegen.hugeMethodLimit"] == "65535"
+
+
+def test_the_projects_jar_joins_the_jars_spark_conf_names(monkeypatch):
+    jar = str(functions_jar())
+    monkeypatch.delenv("SNOWPLOW_SPARK_CONF", raising=False)
+    assert spark_session_config(Settings(_env_file=None).spark_config)["spark.jars"] == jar
+    monkeypatch.setenv("SNOWPLOW_SPARK_CONF", '{"spark.jars": "/opt/jars/hadoop-aws.jar"}')
+    assert spark_session_config(Settings(_env_file=None).spark_config)["spark.jars"] == f"/opt/jars/hadoop-aws.jar,{jar}"

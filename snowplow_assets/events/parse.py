@@ -38,7 +38,7 @@ _CORRUPT = "_corrupt_record"
 _JSON_OPTIONS = f"map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', {literal(_CORRUPT)})"
 
 # JSON field -> (pattern its wrapper schema must match, whether the wrapper holds an array of entities)
-_WRAPPERS = {
+JSON_WRAPPERS = {
     "contexts": (CONTEXTS_WRAPPER, True),
     "unstruct_event": (UNSTRUCT_WRAPPER, False),
     "derived_contexts": (CONTEXTS_WRAPPER, True),
@@ -104,7 +104,7 @@ def typed_value(field: EnrichedField) -> str:
         case FieldType.TIMESTAMP:
             return f"CASE WHEN {raw} RLIKE {literal(TIMESTAMP_PATTERN)} THEN try_cast({raw} AS TIMESTAMP) END"
         case FieldType.JSON:
-            data = f"ARRAY<{_SDJ}>" if _WRAPPERS[field.name][1] else _SDJ
+            data = f"ARRAY<{_SDJ}>" if JSON_WRAPPERS[field.name][1] else _SDJ
             schema = f"schema STRING, data {data}, {_CORRUPT} STRING"
             return f"from_json({raw}, {literal(schema)}, {_JSON_OPTIONS})"
 
@@ -114,7 +114,7 @@ def field_value(field: EnrichedField) -> str:
     typed = typed_column(field)
     if field.type is not FieldType.JSON:
         return typed
-    if _WRAPPERS[field.name][1]:
+    if JSON_WRAPPERS[field.name][1]:
         return f"coalesce(transform({typed}.data, e -> {_entity('e')}), CAST(array() AS ARRAY<{ENTITY_TYPE}>))"
     return f"CASE WHEN {typed}.data IS NOT NULL THEN {_entity(f'{typed}.data')} END"
 
@@ -170,7 +170,7 @@ def _invalid_entity(sdj: str) -> str:
 
 def json_error(name: str, raw: str, parsed: str) -> str:
     """Why a JSON field is unusable: unparseable, wrong wrapper, or an entity without a valid URI or object."""
-    wrapper, is_array = _WRAPPERS[name]
+    wrapper, is_array = JSON_WRAPPERS[name]
     data = f"{parsed}.data"
     if is_array:
         bad_entity = f"filter({data}, e -> {_invalid_entity('e')})[0]"

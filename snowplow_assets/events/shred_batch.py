@@ -33,7 +33,10 @@ parse pass staged, each decision on the line it was taken for.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -42,13 +45,15 @@ from pyspark.sql import functions as F
 
 from snowplow_assets.events import bad_rows, dedup, shred
 from snowplow_assets.events.completion import shredding_complete
-from snowplow_assets.events.canonical import parse_canonical
+from snowplow_assets.events.canonical import fast_path_available, parse_canonical
 from snowplow_assets.events.parse import parse_enriched
 from snowplow_assets.events.reader import read_lines, run_folder_files
 from snowplow_assets.events.sql import case, literal, named_struct
 from snowplow_assets.lake import Lake
 from snowplow_assets.manifest.base import Batch, EventManifest, batch_etl_time
 from snowplow_assets.storage import LakeFileSystem
+
+log = logging.getLogger(__name__)
 
 # Decision actions that remove a line from the good output, those that give an event a new id, and those
 # that turn a good line into a bad row.
@@ -201,6 +206,11 @@ def _parse_pass(
     staged with their text and parsed fully in a second, small job, which stages the same columns.
     """
     canonical_path, full_path = f"{path}/canonical", f"{path}/full"
+    if not fast_path_available(spark):
+        log.warning("the shredder's fast path is not in this Spark session (see snowplow_assets/jvm/): "
+                    "every line takes the full parser")
+        counts, earliest = _parse_pass_in_full(fs, lines, full_path)
+        return spark.read.parquet(fs.spark_path(full_path)), counts, earliest
     observation = Observation("canonical_pass")
     lines_checked = parse_canonical(lines).observe(
         observation,
@@ -259,9 +269,17 @@ def _staged(parsed: DataFrame, good: str, records: str, pending_line: str) -> Da
     )
 
 
+# The staging lives for one run and is read back whole: a dictionary (rendered lines are long and rarely
+# repeat), column statistics (nothing filters on them) and page checksums cost time and save nothing.
+_STAGING_OPTIONS = {
+    "parquet.enable.dictionary": "false",
+    "parquet.column.statistics.enabled": "false",
+    "parquet.page.write-checksum.enabled": "false",
+}
+
+
 def _write_staged(fs: LakeFileSystem, staged: DataFrame, path: str) -> None:
-    # Rendered lines are long and rarely repeat: a dictionary costs time and saves nothing.
-    staged.write.mode("overwrite").option("parquet.enable.dictionary", "false").parquet(fs.spark_path(path))
+    staged.write.mode("overwrite").options(**_STAGING_OPTIONS).parquet(fs.spark_path(path))
 
 
 def _write_decisions(
@@ -398,18 +416,42 @@ def _write_outputs(
         (renamed, f"concat(array({duplicate_record}), records)"),
         otherwise="records",
     )
-    (
-        lines.selectExpr(f"CASE WHEN {renamed} THEN new_event_id ELSE event_id END AS _id", f"explode({records}) AS r")
-        .selectExpr(
-            *(f"r.{p} AS {p}" for p in _PARTITIONS),
-            "CASE WHEN r.tail IS NULL THEN r.head ELSE concat(r.head, _id, r.tail) END AS value",
-        )
-        .write.mode("overwrite")
-        .partitionBy(*_PARTITIONS)
-        .option("compression", _text_compression(options))
-        .text(fs.spark_path(path))
+    output = lines.selectExpr(
+        f"CASE WHEN {renamed} THEN new_event_id ELSE event_id END AS _id", f"explode({records}) AS r"
+    ).selectExpr(
+        *(f"r.{p} AS {p}" for p in _PARTITIONS),
+        "CASE WHEN r.tail IS NULL THEN r.head ELSE concat(r.head, _id, r.tail) END AS value",
     )
+    with _session_conf(output.sparkSession, _CONCURRENT_WRITERS):
+        output.write.mode("overwrite").partitionBy(*_PARTITIONS).option(
+            "compression", _text_compression(options)
+        ).text(fs.spark_path(path))
     return _observed(observation)
+
+
+# A partitioned write sorts every row of a task by its partition unless it may keep a writer open per
+# partition. The output pass writes a batch's few outputs (atomic events, bad rows, an entity type each)
+# as text, whose writers are small buffers, so it keeps up to this many open; past them Spark sorts the rest.
+_CONCURRENT_WRITERS = {
+    "spark.sql.optimizer.plannedWrite.enabled": "false",  # a planned write always sorts
+    "spark.sql.maxConcurrentOutputFileWriters": "64",
+}
+
+
+@contextmanager
+def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """Session settings for one write, restored after it (a run's steps share the session)."""
+    previous = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def _write_runtime_errors(

@@ -9,7 +9,9 @@ from snowplow_assets.datagen.enriched.batch import Batch
 from snowplow_assets.events import shred
 from snowplow_assets.events.canonical import parse_canonical
 from snowplow_assets.events.parse import parse_enriched
-from snowplow_assets_tests.events.builders import event_line, link_click
+from snowplow_assets_tests.events.builders import WEB_PAGE, event_line, link_click
+
+WRAPPER = '{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-0","data":%s}'
 
 # Good lines whose typed fields are all in canonical form, with the corners of each form.
 CANONICAL = [
@@ -22,8 +24,13 @@ CANONICAL = [
     event_line(derived_contexts=None, event_fingerprint=None, etl_tstamp=None),
     event_line(page_title="tabs\\tand \"quotes\" and ünïcödé stay as written"),
     # Decimal numbers in any accepted form: re-rendered on both paths.
-    event_line(geo_latitude="52.5200", geo_longitude="-74", se_value="1.5e3", tr_total="1e7", ti_price=".5"),
-    event_line(tr_total_base="123456789012.25", tr_tax="-0.0", ti_price_base="0.1"),
+    event_line(geo_latitude="52.5200", geo_longitude="-74", se_value="1.5e3", tr_total="1234567.5", ti_price=".5"),
+    event_line(tr_total_base="0.001", tr_tax="-0.0", ti_price_base="0.1", tr_shipping="+2."),
+    # JSON in every form Jackson re-serialises: whitespace, escapes, decimals, big integers, nesting, keys
+    # other than schema and data (ignored), an empty contexts array.
+    event_line(contexts=WRAPPER % f'[ {{ "data" : {{"a": 1.50, "b": "\\u00e9\\/\\"", "c": [1, {{}}, null]}}, "schema": "{WEB_PAGE}", "x": 1 }} ]'),
+    event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"n":123456789012345678901234567890,"f":1e-7,"g":-0.0}}}}]'),
+    event_line(contexts=WRAPPER % "[]", derived_contexts=None),
 ]
 
 # Good lines (the full parser accepts them) whose text is not what the shredder writes: the full parser's.
@@ -36,6 +43,15 @@ OTHER_FORMS = [
     event_line(txn_id="007"),
     event_line(txn_id="-0"),
     event_line(domain_sessionidx="1234567890"),
+    # Doubles that Spark prints in exponent form, which shred.py rewrites.
+    event_line(tr_total="1e7"),
+    event_line(tr_total_base="123456789012.25"),
+    # JSON that only Spark's lenient reader accepts, or that it reads in a way worth no special case.
+    event_line(contexts=WRAPPER.replace('"', "'") % f"[{{'schema':'{WEB_PAGE}','data':{{}}}}]"),
+    event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{}}}}]' + " trailing text"),
+    event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"a":1}},"data":{{"a":2}}}}]'),
+    event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":"{{not an object"}}]'),
+    event_line(page_title="\ufffd may stand for bytes that were not UTF-8"),
 ]
 
 BAD = [

@@ -198,6 +198,12 @@ def test_golden_report_and_completion_marker(golden):
     assert counts[(WEB_PAGE, "CONTEXT")] == 4 and counts[(UA_PARSER, "CONTEXT")] == 4
 
 
+def test_the_output_pass_leaves_the_session_settings_as_it_found_them(spark, golden):
+    # It writes without sorting by partition through session settings, for its own write only.
+    assert spark.conf.get("spark.sql.optimizer.plannedWrite.enabled") == "true"
+    assert spark.conf.get("spark.sql.maxConcurrentOutputFileWriters") == "0"
+
+
 def test_no_staging_left_behind(golden):
     lake, _ = golden
     assert list(Path(lake.uri("shredded", ".staging")).iterdir()) == []
@@ -321,3 +327,26 @@ def test_schema_uris_cannot_escape_the_run_folder(spark, lake, fs):
 def test_run_folder_names_are_validated(lake, name):
     with pytest.raises(ValueError):
         lake.shredded_good(name)
+
+
+def test_without_the_fast_path_every_line_takes_the_full_parser_with_the_same_output(spark, lake, fs, monkeypatch, caplog):
+    """A session without the project's jar (no JDK to build it) shreds correctly, only slower."""
+    write_run_folder(lake, RUN, GOLDEN_INPUT)
+    with_fast_path = shred_run_folder(spark, fs, lake, RUN)
+    good, bad = Path(lake.shredded_good(RUN)), Path(lake.shredded_bad(RUN))
+
+    def contents():
+        return {
+            folder.relative_to(Path(lake.root)): sorted(read_lines(folder))
+            for folder in {p.parent for p in [*good.rglob("part-*"), *bad.rglob("part-*")]}
+        }
+
+    expected = contents()
+    monkeypatch.setattr(shred_batch, "fast_path_available", lambda spark: False)
+    monkeypatch.setattr(shred_batch, "parse_canonical", None)  # never called
+    without = shred_run_folder(spark, fs, lake, RUN)
+    assert "every line takes the full parser" in caplog.text
+    assert contents() == expected
+    assert (without.lines_read, without.good, without.bad, without.duplicates) == (
+        with_fast_path.lines_read, with_fast_path.good, with_fast_path.bad, with_fast_path.duplicates
+    )

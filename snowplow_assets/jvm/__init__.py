@@ -1,0 +1,82 @@
+"""The project's Spark functions written in Java (`src/`), compiled into a jar on first use.
+
+Only what Spark SQL cannot do fast enough lives here: today the shredder's fast path for canonical lines
+(`CanonicalLine`, used by snowplow_assets/events/canonical.py). The Java holds mechanism only; what it
+checks and renders comes from the Python definitions, passed in as a spec.
+
+The jar is built with the JDK's `javac` against the installed PySpark's jars and cached under
+`SNOWPLOW_JVM_CACHE` (default `~/.cache/snowplow-assets/jvm`), named by a hash of the sources and the
+PySpark version, so a change to either builds a new one and nothing needs a build step at install time.
+`spark.jars` carries it to the driver and, on a cluster, to every executor. Without a JDK (`javac` in
+`JAVA_HOME/bin` or on PATH), or where the cache cannot be written, there is no jar: every line then takes
+the full parser, which is correct, only slower (README, Performance).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pyspark
+
+SOURCES = Path(__file__).parent / "src"
+CANONICAL_LINE_CLASS = "snowplow_assets.jvm.CanonicalLine"
+
+log = logging.getLogger(__name__)
+
+
+def _javac() -> str | None:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "javac").is_file():
+        return str(Path(java_home) / "bin" / "javac")
+    return shutil.which("javac")
+
+
+def _cache_dir() -> Path:
+    configured = os.environ.get("SNOWPLOW_JVM_CACHE")
+    return Path(configured) if configured else Path.home() / ".cache" / "snowplow-assets" / "jvm"
+
+
+@functools.cache
+def functions_jar() -> Path | None:
+    """The jar of the project's Spark functions, built if needed; None when no JDK can build it."""
+    sources = sorted(SOURCES.rglob("*.java"))
+    digest = hashlib.sha256(pyspark.__version__.encode())
+    for source in sources:
+        digest.update(source.relative_to(SOURCES).as_posix().encode() + b"\0" + source.read_bytes())
+    jar = _cache_dir() / f"snowplow-assets-functions-{digest.hexdigest()[:16]}.jar"
+    if jar.is_file():
+        return jar
+    javac = _javac()
+    if javac is None:
+        log.warning("no javac (JDK) found: the shredder's fast path is off and every line takes the full parser")
+        return None
+    try:
+        _build(javac, sources, jar)
+    except OSError as error:  # e.g. a read-only home: run without the fast path rather than not at all
+        log.warning("could not build %s (%s): the shredder's fast path is off", jar, error)
+        return None
+    return jar
+
+
+def _build(javac: str, sources: list[Path], jar: Path) -> None:
+    spark_jars = Path(pyspark.__file__).parent / "jars"
+    jar.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=jar.parent) as work:
+        classes = Path(work) / "classes"
+        command = [javac, "--release", "17", "-nowarn", "-cp", str(spark_jars / "*"), "-d", str(classes)]
+        result = subprocess.run([*command, *map(str, sources)], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"compiling the project's Spark functions failed:\n{result.stderr}")
+        built = Path(work) / jar.name
+        with zipfile.ZipFile(built, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(classes.rglob("*.class")):
+                archive.write(path, path.relative_to(classes).as_posix())
+        os.replace(built, jar)  # atomic: a concurrent build never leaves a half-written jar under the name

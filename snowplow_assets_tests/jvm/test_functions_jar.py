@@ -1,0 +1,52 @@
+import zipfile
+
+import pytest
+
+from snowplow_assets import jvm
+from snowplow_assets.events.canonical import fast_path_available
+
+
+@pytest.fixture
+def fresh_build(tmp_path, monkeypatch):
+    """functions_jar() as on a machine that never built it, caching under a temporary folder."""
+    monkeypatch.setenv("SNOWPLOW_JVM_CACHE", str(tmp_path))
+    jvm.functions_jar.cache_clear()
+    yield tmp_path
+    jvm.functions_jar.cache_clear()
+
+
+def test_the_jar_is_built_once_per_source_version_and_holds_the_functions(fresh_build):
+    jar = jvm.functions_jar()
+    assert jar is not None and jar.parent == fresh_build
+    with zipfile.ZipFile(jar) as archive:
+        assert jvm.CANONICAL_LINE_CLASS.replace(".", "/") + ".class" in archive.namelist()
+    built = jar.stat().st_mtime_ns
+    jvm.functions_jar.cache_clear()
+    assert jvm.functions_jar() == jar and jar.stat().st_mtime_ns == built, "a cached jar is not built again"
+    assert [p.name for p in fresh_build.iterdir()] == [jar.name], "no build leftovers"
+
+
+def test_without_a_jdk_there_is_no_jar(fresh_build, monkeypatch):
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(fresh_build))  # nothing named javac
+    assert jvm.functions_jar() is None
+    assert list(fresh_build.iterdir()) == []
+
+
+def test_a_source_that_does_not_compile_is_a_clear_error(fresh_build, tmp_path_factory, monkeypatch):
+    sources = tmp_path_factory.mktemp("src")
+    (sources / "Broken.java").write_text("class Broken { int x = ; }")
+    monkeypatch.setattr(jvm, "SOURCES", sources)
+    with pytest.raises(RuntimeError, match=r"(?s)compiling the project.s Spark functions failed:.*Broken.java"):
+        jvm.functions_jar()
+
+
+def test_the_test_session_has_the_functions(spark):
+    assert fast_path_available(spark)
+
+
+def test_a_cache_that_cannot_be_written_means_no_jar_not_a_failure(fresh_build, monkeypatch):
+    blocked = fresh_build / "a-file-not-a-folder"
+    blocked.write_text("")
+    monkeypatch.setenv("SNOWPLOW_JVM_CACHE", str(blocked / "jvm"))
+    assert jvm.functions_jar() is None
