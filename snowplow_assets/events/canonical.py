@@ -98,8 +98,9 @@ def fast_path_available(spark: SparkSession) -> bool:
     """Whether the session's JVM has the function's class: `spark.jars` names the project's jar
     (snowplow_assets/spark.py) unless no JDK could build it."""
     jvm = spark.sparkContext._jvm
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     try:
-        jvm.java.lang.Class.forName(CANONICAL_LINE_CLASS, False, jvm.java.lang.Thread.currentThread().getContextClassLoader())
+        jvm.java.lang.Class.forName(CANONICAL_LINE_CLASS, False, loader)
     except Exception:  # py4j raises its own wrapper of ClassNotFoundException
         return False
     return True

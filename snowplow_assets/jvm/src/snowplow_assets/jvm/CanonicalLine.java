@@ -128,11 +128,10 @@ public final class CanonicalLine implements UDF1<String, Row> {
       }
       if (s.kinds[i] == JSON) {
         entities.add(value);
-      } else if (i != s.splitAt) {
-        StringBuilder part = i < s.splitAt ? head : tail;
-        if (part == tail) part.append('\t');
-        part.append((String) value);
-        if (part == head) part.append('\t');
+      } else if (i < s.splitAt) {
+        head.append((String) value).append('\t');
+      } else if (i > s.splitAt) {
+        tail.append('\t').append((String) value);
       }
     }
     String[] picked = new String[s.picked.length];
