@@ -61,9 +61,9 @@ def parse_enriched(lines: DataFrame, line_column: str = "line") -> DataFrame:
     raw = split.selectExpr(
         *inputs,
         "size(_fields) AS _field_count",
-        *(f"nullif(try_element_at(_fields, {f.index + 1}), '') AS {raw_column(f)}" for f in ENRICHED_FIELDS),
+        *(f"nullif(try_element_at(_fields, {f.index + 1}), '') AS {_raw(f)}" for f in ENRICHED_FIELDS),
     )
-    typed = raw.selectExpr("*", *(f"{typed_value(f)} AS {typed_column(f)}" for f in ENRICHED_FIELDS))
+    typed = raw.selectExpr("*", *(f"{_typed_value(f)} AS {_typed(f)}" for f in ENRICHED_FIELDS))
 
     errors = ", ".join(_error(f) for f in ENRICHED_FIELDS if f.type is not FieldType.STRING or f.required)
     decoding_errors = f"filter(array({errors}), e -> e IS NOT NULL)"
@@ -73,23 +73,20 @@ def parse_enriched(lines: DataFrame, line_column: str = "line") -> DataFrame:
         (f"NOT ({well_formed})", _failure("FieldNumberMismatch", field_count="_field_count")),
         (f"size({decoding_errors}) > 0", _failure("RowDecodingError", errors=decoding_errors)),
     )
-    values = (f"CASE WHEN {well_formed} THEN {field_value(f)} END AS {identifier(f.name)}" for f in ENRICHED_FIELDS)
+    values = (f"CASE WHEN {well_formed} THEN {_value(f)} END AS {identifier(f.name)}" for f in ENRICHED_FIELDS)
     return typed.selectExpr(*inputs, f"{failure} AS failure", *values)
 
 
-def raw_column(field: EnrichedField) -> str:
-    """The column that holds the field's text, null when empty, in the parser's projections."""
+def _raw(field: EnrichedField) -> str:
     return f"_raw_{field.name}"
 
 
-def typed_column(field: EnrichedField) -> str:
-    """The column that holds `typed_value(field)` in the parser's projections."""
+def _typed(field: EnrichedField) -> str:
     return f"_typed_{field.name}"
 
 
-def typed_value(field: EnrichedField) -> str:
-    """SQL for the field's text (raw_column) converted to its type: null when empty or when it does not convert."""
-    raw = raw_column(field)
+def _typed_value(field: EnrichedField) -> str:
+    raw = _raw(field)
     match field.type:
         case FieldType.STRING:
             return raw
@@ -109,9 +106,8 @@ def typed_value(field: EnrichedField) -> str:
             return f"from_json({raw}, {literal(schema)}, {_JSON_OPTIONS})"
 
 
-def field_value(field: EnrichedField) -> str:
-    """SQL for the field's value on a good line, from typed_column: JSON fields become entities."""
-    typed = typed_column(field)
+def _value(field: EnrichedField) -> str:
+    typed = _typed(field)
     if field.type is not FieldType.JSON:
         return typed
     if JSON_WRAPPERS[field.name][1]:
@@ -149,9 +145,9 @@ def _invalid_value(key: str, value: str, message: str) -> str:
 
 
 def _error(field: EnrichedField) -> str:
-    raw, typed = raw_column(field), typed_column(field)
+    raw, typed = _raw(field), _typed(field)
     if field.type is FieldType.JSON:
-        return json_error(field.name, raw, typed)
+        return _json_error(field.name, raw, typed)
     branches = []
     if field.required:
         branches.append((f"{raw} IS NULL", _invalid_value(field.name, raw, "'Field is required but empty'")))
@@ -168,7 +164,7 @@ def _invalid_entity(sdj: str) -> str:
     )
 
 
-def json_error(name: str, raw: str, parsed: str) -> str:
+def _json_error(name: str, raw: str, parsed: str) -> str:
     """Why a JSON field is unusable: unparseable, wrong wrapper, or an entity without a valid URI or object."""
     wrapper, is_array = JSON_WRAPPERS[name]
     data = f"{parsed}.data"

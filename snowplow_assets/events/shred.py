@@ -28,7 +28,7 @@ def render_timestamp(expression: str) -> str:
     return f"date_format({expression}, {literal(TIMESTAMP_FORMAT)})"
 
 
-def render_double(expression: str) -> str:
+def _render_double(expression: str) -> str:
     """Plain decimal notation: Spark prints 1.0E7 for large doubles, which a TSV loader may reject."""
     text = f"CAST({expression} AS STRING)"
     plain = f"regexp_replace(CAST(CAST({expression} AS DECIMAL(38,18)) AS STRING), '\\\\.?0+$', '')"
@@ -43,7 +43,7 @@ def render_field(field: EnrichedField) -> str:
         case FieldType.BOOLEAN:
             rendered = f"CASE WHEN {column} THEN '1' WHEN NOT {column} THEN '0' END"
         case FieldType.DOUBLE:
-            rendered = render_double(column)
+            rendered = _render_double(column)
         case _:
             rendered = f"CAST({column} AS STRING)"
     return f"coalesce({rendered}, '')"
