@@ -17,7 +17,7 @@ WEB_MODEL = re.compile(r"^[a-z][a-z_]*$")
 
 def validate_run_folder(name: str) -> str:
     """Return `name` if it is a run folder name (`run=YYYY-MM-DD-hh-mm-ss`); raise ValueError otherwise."""
-    if not RUN_FOLDER.match(name):
+    if not RUN_FOLDER.fullmatch(name):
         raise ValueError(f"not a run folder name (expected run=YYYY-MM-DD-hh-mm-ss): {name!r}")
     return name
 
@@ -27,7 +27,7 @@ EVENT_MANIFEST_FOLDER = re.compile(r"^(run=\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})\
 
 def validate_event_manifest_folder(name: str) -> str:
     """Return `name` if it is an event manifest entry folder (`run=….<16 hex>`); raise ValueError otherwise."""
-    if not EVENT_MANIFEST_FOLDER.match(name):
+    if not EVENT_MANIFEST_FOLDER.fullmatch(name):
         raise ValueError(f"not an event manifest entry folder (expected run=YYYY-MM-DD-hh-mm-ss.<token>): {name!r}")
     return name
 
@@ -41,7 +41,7 @@ CDC_MODEL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 
 def validate_cdc_landing_folder(name: str) -> str:
     """Return `name` if it can name a CDC landing folder; raise ValueError otherwise."""
-    if not isinstance(name, str) or not CDC_LANDING_FOLDER.match(name):
+    if not isinstance(name, str) or not CDC_LANDING_FOLDER.fullmatch(name):
         raise ValueError(
             f"not a CDC landing folder name (letters, digits and . _ = -, starting with a letter or digit, "
             f"no '..', at most 128 characters): {name!r}"
@@ -51,7 +51,7 @@ def validate_cdc_landing_folder(name: str) -> str:
 
 def validate_cdc_model_name(name: str) -> str:
     """Return `name` if it can name a CDC model; raise ValueError otherwise."""
-    if not isinstance(name, str) or not CDC_MODEL_NAME.match(name):
+    if not isinstance(name, str) or not CDC_MODEL_NAME.fullmatch(name):
         raise ValueError(f"not a CDC model name (a letter, then letters, digits or _; at most 64): {name!r}")
     return name
 
@@ -125,7 +125,7 @@ class Lake:
 
     # Incremental web models: one Parquet table per model
     def web_model(self, model: str) -> str:
-        if not WEB_MODEL.match(model):
+        if not WEB_MODEL.fullmatch(model):
             raise ValueError(f"not a web model name: {model!r}")
         return self.uri("web", model)
 

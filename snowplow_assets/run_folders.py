@@ -106,7 +106,7 @@ def scan_folders(
     one listing page per 1,000 folders plus one listing per unregistered folder.
     """
     entries = [e for e in fs.list_dir(parent_uri, start_after=start_after) if e.is_dir]
-    todo = [e for e in entries if pattern.match(e.name) and e.name not in registered]
+    todo = [e for e in entries if pattern.fullmatch(e.name) and e.name not in registered]
     verdicts: dict[str, str] = {}  # name -> ready | waiting | empty, for the unregistered folders examined
     ready_count, position = 0, 0
     with ThreadPoolExecutor(LISTING_THREADS) as pool:
@@ -125,7 +125,7 @@ def scan_folders(
     blocked = False  # a waiting folder holds the cursor back
     for entry in entries:
         name = entry.name
-        if not pattern.match(name):
+        if not pattern.fullmatch(name):
             ignored.append(name)
         elif name not in registered:
             verdict = verdicts.get(name)

@@ -145,7 +145,7 @@ def list_batches(fs: LakeFileSystem, lake: Lake, model: str) -> list[BatchManife
     batches = []
     for entry in fs.list_dir(lake.cdc_batches(model)):
         manifest = f"{entry.uri}/{MANIFEST}"
-        if entry.is_dir and _BATCH_FOLDER.match(entry.name) and fs.exists(manifest):
+        if entry.is_dir and _BATCH_FOLDER.fullmatch(entry.name) and fs.exists(manifest):
             batches.append(BatchManifest.from_json(fs.read_text(manifest)))
     return sorted(batches, key=lambda b: b.boundary_ms)
 
@@ -321,6 +321,6 @@ def expire_batches(fs: LakeFileSystem, lake: Lake, model: str, now_ms: int, rete
     for boundary in expired:
         fs.delete(lake.cdc_batch(model, boundary))
     for entry in fs.list_dir(lake.cdc_batches(model)):
-        if _RETIRED_FOLDER.match(entry.name):  # left by a replacement that crashed half-way
+        if _RETIRED_FOLDER.fullmatch(entry.name):  # left by a replacement that crashed half-way
             fs.delete(entry.uri)
     return expired

@@ -24,6 +24,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from snowplow_assets.events.reader import run_folder_files
+from snowplow_assets.events.sql import literal
+from snowplow_assets.patterns import END
 from snowplow_assets.storage import FileEntry, LakeFileSystem
 
 _ENVELOPE = (
@@ -38,7 +40,8 @@ ENVELOPE_COLUMNS = (
 )  # fmt: skip
 
 TIMESTAMP_SQL = (
-    "timestamp_millis(CASE WHEN __timestamp_text RLIKE '^-?[0-9]{1,15}$' THEN CAST(__timestamp_text AS BIGINT) "
+    f"timestamp_millis(CASE WHEN __timestamp_text RLIKE {literal('^-?[0-9]{1,15}' + END)} "
+    "THEN CAST(__timestamp_text AS BIGINT) "
     "ELSE unix_millis(try_cast(__timestamp_text AS TIMESTAMP)) END)"
 )
 

@@ -59,14 +59,14 @@ class TopicSpec(BaseModel):
     @field_validator("topic")
     @classmethod
     def _topic_name(cls, value: str) -> str:
-        if not TOPIC_NAME.match(value):
+        if not TOPIC_NAME.fullmatch(value):
             raise ValueError(f"not a Kafka topic name (letters, digits, . _ -; at most 249): {value!r}")
         return value
 
     @field_validator("id_field")
     @classmethod
     def _field_name(cls, value: str | None) -> str | None:
-        if value is not None and not FIELD_NAME.match(value):
+        if value is not None and not FIELD_NAME.fullmatch(value):
             raise ValueError(f"not a field name (a letter or _, then letters, digits, _ or -): {value!r}")
         return value
 
@@ -110,7 +110,7 @@ class ModelSpec(BaseModel):
     @field_validator("id")
     @classmethod
     def _id_name(cls, value: str) -> str:
-        if not FIELD_NAME.match(value) or value.startswith(RESERVED_PREFIX):
+        if not FIELD_NAME.fullmatch(value) or value.startswith(RESERVED_PREFIX):
             raise ValueError(f"not a key column name (an identifier not starting with {RESERVED_PREFIX}): {value!r}")
         return value
 

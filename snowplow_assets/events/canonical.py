@@ -36,6 +36,7 @@ from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_INDEX,
 from snowplow_assets.events.iglu import IGLU_URI_PATTERN
 from snowplow_assets.events.sql import identifier
 from snowplow_assets.jvm import CANONICAL_LINE_CLASS
+from snowplow_assets.patterns import END
 
 # Month and day pairs that exist in every year. 29 February is canonical only in leap years, which a pattern
 # cannot tell, so it takes the full parser's path.
@@ -44,9 +45,9 @@ _MONTH_DAY = r"(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(
 CANONICAL_PATTERNS: dict[FieldType, str] = {
     FieldType.UUID: parse.UUID_PATTERN,
     # Nine digits at most: every such number fits in 32 bits.
-    FieldType.INT: r"^(0|-?[1-9][0-9]{0,8})$",
-    FieldType.TIMESTAMP: rf"^[1-9][0-9]{{3}}-({_MONTH_DAY}) ([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{{3}}$",
-    FieldType.BOOLEAN: r"^[01]$",
+    FieldType.INT: r"^(0|-?[1-9][0-9]{0,8})" + END,
+    FieldType.TIMESTAMP: rf"^[1-9][0-9]{{3}}-({_MONTH_DAY}) ([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{{3}}{END}",
+    FieldType.BOOLEAN: r"^[01]" + END,
 }
 
 FUNCTION_NAME = "snowplow_canonical_line"

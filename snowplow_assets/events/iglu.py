@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from snowplow_assets.patterns import END
+
 IGLU_URI_PATTERN = (
-    r"^iglu:([a-zA-Z0-9\-_.]+)/([a-zA-Z0-9\-_]+)/([a-zA-Z0-9\-_]+)/([1-9][0-9]*(?:-(?:0|[1-9][0-9]*)){2})$"
+    r"^iglu:([a-zA-Z0-9\-_.]+)/([a-zA-Z0-9\-_]+)/([a-zA-Z0-9\-_]+)/([1-9][0-9]*(?:-(?:0|[1-9][0-9]*)){2})" + END
 )
 _IGLU_URI = re.compile(IGLU_URI_PATTERN)
 
@@ -24,7 +26,7 @@ class SchemaKey:
 
     @classmethod
     def parse(cls, uri: str) -> SchemaKey:
-        match = _IGLU_URI.match(uri)
+        match = _IGLU_URI.fullmatch(uri)
         if match is None:
             raise ValueError(f"not a valid Iglu URI: {uri!r}")
         return cls(*match.groups())

@@ -22,14 +22,15 @@ from pyspark.sql import DataFrame
 from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_COUNT, EnrichedField, FieldType
 from snowplow_assets.events.iglu import IGLU_URI_PATTERN
 from snowplow_assets.events.sql import case, identifier, literal, named_struct
+from snowplow_assets.patterns import END
 
-INT_PATTERN = r"^[+-]?[0-9]{1,10}$"
-DOUBLE_PATTERN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,3})?$"
-TIMESTAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z?$"
-UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+INT_PATTERN = r"^[+-]?[0-9]{1,10}" + END
+DOUBLE_PATTERN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,3})?" + END
+TIMESTAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z?" + END
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}" + END
 
-CONTEXTS_WRAPPER = r"^iglu:com\.snowplowanalytics\.snowplow/contexts/jsonschema/1-0-[0-9]+$"
-UNSTRUCT_WRAPPER = r"^iglu:com\.snowplowanalytics\.snowplow/unstruct_event/jsonschema/1-0-[0-9]+$"
+CONTEXTS_WRAPPER = r"^iglu:com\.snowplowanalytics\.snowplow/contexts/jsonschema/1-0-[0-9]+" + END
+UNSTRUCT_WRAPPER = r"^iglu:com\.snowplowanalytics\.snowplow/unstruct_event/jsonschema/1-0-[0-9]+" + END
 
 ENTITY_TYPE = "STRUCT<schema: STRING, vendor: STRING, name: STRING, format: STRING, version: STRING, data: STRING>"
 _ERRORS_TYPE = "ARRAY<STRUCT<type: STRING, key: STRING, value: STRING, message: STRING>>"

@@ -97,7 +97,7 @@ _RUN_TIME = re.compile(r"^run=(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})$")
 
 
 def run_folder_time(run: str) -> datetime:
-    parts = [int(p) for p in _RUN_TIME.match(validate_run_folder(run)).groups()]  # type: ignore[union-attr]
+    parts = [int(p) for p in _RUN_TIME.fullmatch(validate_run_folder(run)).groups()]  # type: ignore[union-attr]
     return datetime(*parts, tzinfo=timezone.utc)
 
 

@@ -58,7 +58,7 @@ def shredded_runs_since(fs: LakeFileSystem, lake: Lake, since: date) -> list[str
         entry.name
         for entry in fs.list_dir(lake.uri("shredded", "good"))
         if entry.is_dir
-        and RUN_FOLDER.match(entry.name)
+        and RUN_FOLDER.fullmatch(entry.name)
         and run_folder_time(entry.name).date() >= since
         and fs.exists(lake.shredding_complete(entry.name))
     ]

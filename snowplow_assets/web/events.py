@@ -121,7 +121,7 @@ def select_run_folders(fs: LakeFileSystem, lake: Lake, lower: datetime, upper: d
     later = False
     not_opened = outside = empty = 0
     for entry in fs.list_dir(lake.uri("shredded", "good")):
-        if not entry.is_dir or not RUN_FOLDER.match(entry.name):
+        if not entry.is_dir or not RUN_FOLDER.fullmatch(entry.name):
             continue
         if run_folder_time(entry.name) < lower:
             not_opened += 1

@@ -61,7 +61,7 @@ def table_partitions(fs: LakeFileSystem, lake: Lake, spec: TableSpec) -> dict[st
     """day (YYYY-MM-DD) -> folder of every partition of a model's table; other entries are ignored."""
     found = {}
     for entry in fs.list_dir(lake.web_model(spec.model)):
-        match = _PARTITION_FOLDER.match(entry.name)
+        match = _PARTITION_FOLDER.fullmatch(entry.name)
         if entry.is_dir and match:
             found[match.group(1)] = entry.uri
     return found
@@ -142,7 +142,7 @@ def upsert(
     written = {
         match.group(1): entry.uri
         for entry in fs.list_dir(region_path)
-        if entry.is_dir and (match := _PARTITION_FOLDER.match(entry.name))
+        if entry.is_dir and (match := _PARTITION_FOLDER.fullmatch(entry.name))
     }
     table = lake.web_model(spec.model)
     removed = sorted(d for d in table_partitions(fs, lake, spec) if d >= floor.isoformat() and d not in written)

@@ -44,6 +44,9 @@ def test_digest_follows_what_the_model_reads():
         ("models:\n  a:\n    topics: [{topic: t, contract: partial}]\n  b:\n    topics: [{topic: t, contract: event}]\n", "only one model"),
         ("models:\n  m:\n    topics: [{topic: 'no spaces', contract: partial}]\n", "Kafka topic"),
         ("models:\n  m:\n    topics: [{topic: t, contract: event, id_field: 'a.b'}]\n", "field name"),
+        # A final line break is not the end of a name: YAML can carry one in a quoted string.
+        ('models:\n  m:\n    topics: [{topic: "orders\\n", contract: partial}]\n', "Kafka topic"),
+        ('models:\n  m:\n    topics: [{topic: t, contract: event, id_field: "id\\n"}]\n', "field name"),
         ("models:\n  m:\n    id: __key\n    topics: [{topic: t, contract: event}]\n", "key column"),
         ("models:\n  m:\n    topics: [{topic: t, contract: event}]\n    tests: {accepted_values: {state: []}}\n", "no values"),
         ("models: [1, 2]\n", "models"),

@@ -67,6 +67,8 @@ BAD = [
     event_line(v_etl=None),
     event_line(contexts='{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-0","data":[{"x":1}]}'),
     event_line(unstruct_event="{not json"),
+    event_line(event_id="c6ef3124-b53a-4b13-a233-0088f79dcbcb\u2028"),
+    event_line(br_cookies="1\u0085"),
 ]
 
 

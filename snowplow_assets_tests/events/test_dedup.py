@@ -2,7 +2,9 @@ import uuid
 from datetime import datetime
 
 import pytest
+from pyspark.sql import functions as F
 
+from snowplow_assets.events import dedup
 from snowplow_assets.events.dedup import (
     CROSS_BATCH_DUPLICATE,
     CROSS_BATCH_RENAME,
@@ -164,3 +166,20 @@ def test_cross_batch_synthetic_switched_off_keeps_ids_but_still_drops(spark):
     assert CROSS_BATCH_RENAME not in {a for a, _, _ in decisions.values()}
     assert 1 not in decisions and 2 not in decisions
     assert decisions[0][0] == CROSS_BATCH_DUPLICATE
+
+
+def test_ids_whose_hashes_collide_are_only_candidates(spark, monkeypatch):
+    # Every id hashing alike makes every line a candidate: the decisions are the same, because the windows
+    # group by the ids themselves.
+    expected = decide(spark, BATCH)
+    monkeypatch.setattr(dedup, "event_id_hash", lambda: F.lit(0).cast("bigint"))
+    assert decide(spark, BATCH) == expected
+    assert len(dedup.shared_id_candidates(spark.createDataFrame(BATCH, KEYS)).collect()) == len(BATCH)
+
+
+def test_candidates_are_picked_without_shuffling_the_keys(spark):
+    keys = spark.createDataFrame(BATCH, KEYS)
+    candidates = dedup.shared_id_candidates(keys)
+    plan = candidates._jdf.queryExecution().executedPlan().toString()
+    assert "BroadcastHashJoin" in plan and "LeftSemi" in plan
+    assert sorted(r.row_id for r in candidates.collect()) == [0, 1, 2, 3, 4, 5]

@@ -106,6 +106,10 @@ INVALID_VALUES = [
         ("geo_latitude", "NaN", "decimal"),
         ("dvce_ismobile", "yes", "boolean"),
         ("br_cookies", "true", "boolean"),
+        # A final line terminator is not the end of the value (snowplow_assets/patterns.py).
+        ("event_id", "c6ef3124-b53a-4b13-a233-0088f79dcbcb\u2028", "UUID"),
+        ("dvce_screenwidth", "1920\u0085", "integer"),
+        ("collector_tstamp", "2026-03-01 10:00:00.123\r", "timestamp"),
     ]
 ]
 
@@ -153,6 +157,12 @@ INVALID_JSON = [
             "not a valid Iglu URI",
         ),
         ("contexts", f'{{"schema":"{_CTX}","data":[{{"schema":"iglu:bad","data":{{}}}}]}}', "not a valid Iglu URI"),
+        (
+            "contexts",
+            f'{{"schema":"{_CTX}","data":[{{"schema":"iglu:com.acme/x/jsonschema/1-0-0\\n","data":{{}}}}]}}',
+            "not a valid Iglu URI",
+        ),
+        ("contexts", f'{{"schema":"{_CTX}\\u2028","data":[]}}', "wrapper schema"),
         (
             "contexts",
             f'{{"schema":"{_CTX}","data":[{{"schema":"iglu:com.acme/x/jsonschema/1-0-0","data":"text"}}]}}',

@@ -75,9 +75,9 @@ def parse_item(text: str) -> tuple[ItemKind, str]:
             break
     else:
         kind, name = RUN_FOLDERS, text
-        if not RUN_FOLDER.match(text):
+        if not RUN_FOLDER.fullmatch(text):
             raise ValueError(f"not an item: {text!r}; expected enriched/run=YYYY-MM-DD-hh-mm-ss or cdc/landing/<folder>")
-    if not kind.pattern.match(name):
+    if not kind.pattern.fullmatch(name):
         raise ValueError(f"not a {kind.prefix} item name: {name!r} in {text!r}")
     return kind, name
 
