@@ -8,8 +8,8 @@ The jar is built with the JDK's `javac` against the installed PySpark's jars and
 `SNOWPLOW_JVM_CACHE` (default `~/.cache/snowplow-assets/jvm`), named by a hash of the sources and the
 PySpark version, so a change to either builds a new one and nothing needs a build step at install time.
 `spark.jars` carries it to the driver and, on a cluster, to every executor. Without a JDK (`javac` in
-`JAVA_HOME/bin` or on PATH), or where the cache cannot be written, there is no jar: every line then takes
-the full parser, which is correct, only slower (README, Performance).
+`JAVA_HOME/bin` or on PATH), with a JDK older than 17, or where the cache cannot be written, there is no
+jar: every line then takes the full parser, which is correct, only slower (README, Performance).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import functools
 import hashlib
 import logging
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -28,6 +29,8 @@ import pyspark
 
 SOURCES = Path(__file__).parent / "src"
 CANONICAL_LINE_CLASS = "snowplow_assets.jvm.CanonicalLine"
+# What the jar is compiled for: the Java that PySpark 4 needs. An older javac cannot build it.
+JAVA_RELEASE = 17
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +40,16 @@ def _javac() -> str | None:
     if java_home and (Path(java_home) / "bin" / "javac").is_file():
         return str(Path(java_home) / "bin" / "javac")
     return shutil.which("javac")
+
+
+def _javac_version(javac: str) -> int | None:
+    """The major version `javac -version` prints (`javac 17.0.15`, or `javac 1.8.0_292` for 8)."""
+    try:
+        result = subprocess.run([javac, "-version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r"javac (?:1\.)?(\d+)", result.stdout + result.stderr)
+    return int(match.group(1)) if match else None
 
 
 def _cache_dir() -> Path:
@@ -58,6 +71,11 @@ def functions_jar() -> Path | None:
     if javac is None:
         log.warning("no javac (JDK) found: the shredder's fast path is off and every line takes the full parser")
         return None
+    version = _javac_version(javac)
+    if version is None or version < JAVA_RELEASE:
+        log.warning("%s is not a JDK %d or newer (%s): the shredder's fast path is off", javac, JAVA_RELEASE,
+                    "version unknown" if version is None else f"version {version}")
+        return None
     try:
         _build(javac, sources, jar)
     except OSError as error:  # e.g. a read-only home: run without the fast path rather than not at all
@@ -71,7 +89,7 @@ def _build(javac: str, sources: list[Path], jar: Path) -> None:
     jar.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=jar.parent) as work:
         classes = Path(work) / "classes"
-        command = [javac, "--release", "17", "-nowarn", "-cp", str(spark_jars / "*"), "-d", str(classes)]
+        command = [javac, "--release", str(JAVA_RELEASE), "-nowarn", "-cp", str(spark_jars / "*"), "-d", str(classes)]
         result = subprocess.run([*command, *map(str, sources)], capture_output=True, text=True)
         if result.returncode != 0:
             raise RuntimeError(f"compiling the project's Spark functions failed:\n{result.stderr}")

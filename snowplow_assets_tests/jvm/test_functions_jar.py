@@ -50,3 +50,17 @@ def test_a_cache_that_cannot_be_written_means_no_jar_not_a_failure(fresh_build, 
     blocked.write_text("")
     monkeypatch.setenv("SNOWPLOW_JVM_CACHE", str(blocked / "jvm"))
     assert jvm.functions_jar() is None
+
+
+@pytest.mark.parametrize("printed", ["javac 11.0.20", "javac 1.8.0_292", "not a javac at all"])
+def test_a_jdk_older_than_17_means_no_jar(fresh_build, tmp_path_factory, monkeypatch, printed):
+    # This machine has only JDK 17, so an older one is stood in for by a script that answers `-version` as it
+    # would (JDK 8 printed `1.8`), and fails on anything else, as an old javac fails on `--release 17`.
+    bin_dir = tmp_path_factory.mktemp("old-jdk")
+    javac = bin_dir / "javac"
+    javac.write_text(f'#!/bin/sh\n[ "$1" = -version ] && echo "{printed}" >&2 && exit 0\nexit 2\n')
+    javac.chmod(0o755)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert jvm.functions_jar() is None
+    assert list(fresh_build.iterdir()) == []
