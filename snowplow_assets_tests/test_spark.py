@@ -1,6 +1,8 @@
+import pytest
+
 from snowplow_assets.settings import DEFAULT_SPARK_JAVA_OPTIONS, Settings
 from snowplow_assets.jvm import functions_jar
-from snowplow_assets.spark import spark_session_config
+from snowplow_assets.spark import session_conf, spark_session_config
 
 JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
 
@@ -49,3 +51,14 @@ def test_the_projects_jar_joins_the_jars_spark_conf_names(monkeypatch):
     assert spark_session_config(Settings(_env_file=None).spark_config)["spark.jars"] == jar
     monkeypatch.setenv("SNOWPLOW_SPARK_CONF", '{"spark.jars": "/opt/jars/hadoop-aws.jar"}')
     assert spark_session_config(Settings(_env_file=None).spark_config)["spark.jars"] == f"/opt/jars/hadoop-aws.jar,{jar}"
+
+
+def test_session_conf_restores_what_was_set_and_unsets_what_was_not_even_after_a_failure(spark):
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    with pytest.raises(RuntimeError, match="inside"):
+        with session_conf(spark, {"spark.sql.shuffle.partitions": "3", "spark.snowplow.test.unset": "x"}):
+            assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
+            assert spark.conf.get("spark.snowplow.test.unset") == "x"
+            raise RuntimeError("inside")
+    assert spark.conf.get("spark.sql.shuffle.partitions") == before != "3"
+    assert spark.conf.get("spark.snowplow.test.unset", None) is None

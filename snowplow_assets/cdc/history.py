@@ -39,6 +39,7 @@ from snowplow_assets.cdc.models import CdcModels, ModelSpec
 from snowplow_assets.cdc.order import MODEL, STATE_COLUMNS, STATE_SCHEMA, TIMESTAMP
 from snowplow_assets.events.sql import literal
 from snowplow_assets.lake import Lake, validate_cdc_landing_folder
+from snowplow_assets.spark import session_conf
 from snowplow_assets.storage import LakeFileSystem, is_data_file
 
 VALUE, LANDING = "__value", "__landing"
@@ -328,15 +329,8 @@ def read_parquet_files(spark: SparkSession, fs: LakeFileSystem, files: list[str]
     reader = spark.read if schema is None else spark.read.schema(schema)
     if not all(path.startswith("file:") for path in paths):
         return reader.parquet(*paths)
-    previous = spark.conf.get(_PARALLEL_LISTING, None)
-    spark.conf.set(_PARALLEL_LISTING, str(max(len(paths) + 1, 32)))
-    try:
+    with session_conf(spark, {_PARALLEL_LISTING: str(max(len(paths) + 1, 32))}):
         return reader.parquet(*paths)
-    finally:
-        if previous is None:
-            spark.conf.unset(_PARALLEL_LISTING)
-        else:
-            spark.conf.set(_PARALLEL_LISTING, previous)
 
 
 def model_landings(ingested: dict[str, IngestedLanding], model: str) -> dict[str, IngestedLanding]:

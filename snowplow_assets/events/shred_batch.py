@@ -35,8 +35,6 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -51,6 +49,7 @@ from snowplow_assets.events.reader import read_lines, run_folder_files
 from snowplow_assets.events.sql import case, literal, named_struct
 from snowplow_assets.lake import Lake
 from snowplow_assets.manifest.base import Batch, EventManifest, batch_etl_time
+from snowplow_assets.spark import session_conf
 from snowplow_assets.storage import LakeFileSystem
 
 log = logging.getLogger(__name__)
@@ -422,7 +421,7 @@ def _write_outputs(
         *(f"r.{p} AS {p}" for p in _PARTITIONS),
         "CASE WHEN r.tail IS NULL THEN r.head ELSE concat(r.head, _id, r.tail) END AS value",
     )
-    with _session_conf(output.sparkSession, _CONCURRENT_WRITERS):
+    with session_conf(output.sparkSession, _CONCURRENT_WRITERS):
         output.write.mode("overwrite").partitionBy(*_PARTITIONS).option(
             "compression", _text_compression(options)
         ).text(fs.spark_path(path))
@@ -436,22 +435,6 @@ _CONCURRENT_WRITERS = {
     "spark.sql.optimizer.plannedWrite.enabled": "false",  # a planned write always sorts
     "spark.sql.maxConcurrentOutputFileWriters": "64",
 }
-
-
-@contextmanager
-def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
-    """Session settings for one write, restored after it (a run's steps share the session)."""
-    previous = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
 
 
 def _write_runtime_errors(
