@@ -125,3 +125,37 @@ def test_bad_lines_are_never_canonical(both_paths):
     assert set(BAD) <= {line for line, _ in bad}
     assert len(bad) >= len(BAD) + 15  # the generated batch's bad lines too
     assert [line for line, fast in bad if fast.canonical] == []
+
+
+def test_what_one_worker_keeps_between_lines_never_changes_a_later_lines_result(spark):
+    """Lines in one task share their thread's matchers, JSON copier and checked schema URIs (CanonicalLine's
+    Worker): a URI accepted in one field is still checked against another field's pattern, and a copy that
+    failed half-way through a value leaves nothing behind for the next line."""
+    contexts_wrapper = WRAPPER.split(',"data"')[0].removeprefix('{"schema":')
+    unstruct_wrapper = '"iglu:com.snowplowanalytics.snowplow/unstruct_event/jsonschema/1-0-0"'
+    unknown_entity = WRAPPER % '[{"schema":"iglu:com.acme/x/jsonschema/1-0","data":{}}]'
+    sequence = [
+        (event_line(), True),
+        # The contexts wrapper's URI, accepted just above in contexts, is no unstruct_event wrapper.
+        (event_line(event="unstruct", unstruct_event=link_click().replace(unstruct_wrapper, contexts_wrapper)), False),
+        # Jackson fails inside the entity's data, while copying it.
+        (event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"a":[1,2}}}}]'), False),
+        (event_line(), True),
+        (event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"b":[3,{{"c":4}}]}}}}]'), True),
+        (event_line(contexts=unknown_entity), False),
+        (event_line(contexts=unknown_entity), False),  # its URI is remembered as invalid
+    ]
+    assert unstruct_wrapper in link_click() and contexts_wrapper in sequence[1][0]
+    rows = [(i, line) for i, (line, _) in enumerate(sequence)]
+    frame = spark.createDataFrame(rows, "row_id BIGINT, line STRING").coalesce(1)  # one task, in this order
+    head, tail = shred.atomic_events_parts()
+    outputs = ("contexts", f"{head} AS atomic_head", f"{tail} AS atomic_tail")
+    fast = sorted(parse_canonical(frame).collect(), key=lambda row: row.row_id)
+    full = sorted(parse_enriched(frame).selectExpr("row_id", *outputs).collect(), key=lambda row: row.row_id)
+
+    assert [row.canonical for row in fast] == [expected for _, expected in sequence]
+    for fast_row, full_row in zip(fast, full):
+        if fast_row.canonical:
+            for column in ("contexts", "atomic_head", "atomic_tail"):
+                assert fast_row[column] == full_row[column], (column, fast_row.row_id)
+    assert fast[4].contexts[0].data == '{"b":[3,{"c":4}]}'

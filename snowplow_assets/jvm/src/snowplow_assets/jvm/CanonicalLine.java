@@ -13,7 +13,10 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
@@ -40,21 +43,23 @@ public final class CanonicalLine implements UDF1<String, Row> {
   private static final int JSON = 3;
 
   // Spark's limits for from_json (JSONOptions); at or under them, Spark never fails where this succeeds.
+  // No separator between root values: one generator per thread writes every copied value (see Worker).
   private static final JsonFactory JSON_FACTORY = new JsonFactoryBuilder()
       .streamReadConstraints(StreamReadConstraints.builder()
           .maxNestingDepth(1000).maxNumberLength(1000).maxStringLength(20_000_000).build())
+      .rootValueSeparator((String) null)
       .build();
 
   private static final Object DEFER = new Object();
 
   private final String spec;
-  private transient Spec compiled;
+  private transient volatile ThreadLocal<Worker> workers;
 
   public CanonicalLine(String spec) {
     this.spec = spec;
   }
 
-  /** The spec, compiled on first use in each JVM: the function object travels to executors as its text. */
+  /** The spec, compiled on first use of each function object: it travels to executors as its text. */
   private static final class Spec {
     final int[] kinds;
     final boolean[] required;
@@ -94,117 +99,222 @@ public final class CanonicalLine implements UDF1<String, Row> {
     }
   }
 
-  private Spec spec() throws IOException {
-    if (compiled == null) compiled = new Spec(spec);
-    return compiled;
+  // Distinct schema URIs a worker remembers; a batch has a few dozen, and past this many it starts afresh.
+  private static final int SCHEMA_CACHE_LIMIT = 10_000;
+  private static final String[] NOT_A_SCHEMA = new String[0];
+
+  /**
+   * What one thread keeps from line to line: a matcher per pattern, the JSON copier, and the schema URIs
+   * it has checked. A batch's entities name the same few schemas over and over, and matching a URI against
+   * the Iglu pattern takes about a microsecond, as long as reading the whole entity, so each distinct URI
+   * is matched once per field. A task runs on one thread, but nothing promises that one function object
+   * serves one task, hence one worker per thread.
+   */
+  private static final class Worker {
+    final Spec spec;
+    final Matcher[] fields;
+    final Matcher entitySchema;
+    final int[] bounds;
+    final ByteArrayOutputStream copied = new ByteArrayOutputStream(1024);
+    private JsonGenerator copier;
+    private final Map<String, String[]> entitySchemas = new HashMap<>();
+    private final List<Map<String, Boolean>> wrapperSchemas = new ArrayList<>();  // by field
+
+    Worker(Spec spec) {
+      this.spec = spec;
+      bounds = new int[spec.kinds.length + 1];
+      fields = new Matcher[spec.patterns.length];
+      for (int i = 0; i < fields.length; i++) {
+        if (spec.patterns[i] != null) fields[i] = spec.patterns[i].matcher("");
+        wrapperSchemas.add(spec.kinds[i] == JSON ? new HashMap<>() : null);
+      }
+      entitySchema = spec.entitySchema.matcher("");
+    }
+
+    boolean matches(int field, String text) {
+      return fields[field].reset(text).matches();
+    }
+
+    /**
+     * Whether line[start, end) matches the field's pattern. The region's bounds are opaque, so the patterns'
+     * anchors and their end-of-value lookahead see the field as if it were the whole text.
+     */
+    boolean matches(int field, String line, int start, int end) {
+      return fields[field].reset(line).region(start, end).matches();
+    }
+
+    /** A wrapper's schema URI matches its field's pattern. */
+    boolean isWrapperSchema(int field, String schema) {
+      Map<String, Boolean> seen = wrapperSchemas.get(field);
+      Boolean known = seen.get(schema);
+      if (known == null) {
+        if (seen.size() >= SCHEMA_CACHE_LIMIT) seen.clear();
+        known = matches(field, schema);
+        seen.put(schema, known);
+      }
+      return known;
+    }
+
+    /** An entity's schema URI and its parts (vendor, name, format, version), or null if it is not valid. */
+    String[] entitySchema(String schema) {
+      String[] parts = entitySchemas.get(schema);
+      if (parts == null) {
+        if (entitySchemas.size() >= SCHEMA_CACHE_LIMIT) entitySchemas.clear();
+        parts = NOT_A_SCHEMA;
+        if (entitySchema.reset(schema).matches()) {
+          // A valid URI is iglu:vendor/name/format/version, and no part holds a '/'.
+          int first = schema.indexOf('/');
+          int second = schema.indexOf('/', first + 1);
+          int third = schema.indexOf('/', second + 1);
+          parts = new String[] {
+              schema,
+              schema.substring("iglu:".length(), first),
+              schema.substring(first + 1, second),
+              schema.substring(second + 1, third),
+              schema.substring(third + 1)};
+        }
+        entitySchemas.put(schema, parts);
+      }
+      return parts == NOT_A_SCHEMA ? null : parts;
+    }
+
+    /** The current JSON value, compact, exactly as Spark's from_json renders a value it reads as a string. */
+    String copy(JsonParser parser) throws IOException {
+      if (copier == null) copier = JSON_FACTORY.createGenerator(copied, JsonEncoding.UTF8);
+      try {
+        copier.copyCurrentStructure(parser);
+        copier.flush();
+        return copied.toString(StandardCharsets.UTF_8);
+      } catch (IOException | RuntimeException e) {
+        copier = null;  // a generator stopped inside a value cannot start the next one
+        throw e;
+      } finally {
+        copied.reset();
+      }
+    }
+  }
+
+  private Worker worker() throws IOException {
+    if (workers == null) {
+      Spec compiled = new Spec(spec);
+      workers = ThreadLocal.withInitial(() -> new Worker(compiled));
+    }
+    return workers.get();
   }
 
   @Override
   public Row call(String line) throws Exception {
     if (line == null || line.indexOf('\uFFFD') >= 0) return null;
-    Spec s = spec();
-    String[] fields = split(line, s.kinds.length);
-    if (fields == null) return null;
+    Worker w = worker();
+    Spec s = w.spec;
+    // Fields are read where they lie in the line: only values the result holds become strings of their own.
+    int[] bounds = w.bounds;
+    if (!split(line, bounds)) return null;
 
     StringBuilder head = new StringBuilder(256);
     StringBuilder tail = new StringBuilder(line.length());
     List<Object> entities = new ArrayList<>(4);
-    for (int i = 0; i < fields.length; i++) {
-      String text = fields[i];
-      Object value = text;
-      if (text.isEmpty()) {
+    for (int i = 0; i < s.kinds.length; i++) {
+      int start = bounds[i], end = bounds[i + 1] - 1;
+      String value = null;  // the field's rendering when it is not the field's own text
+      if (start == end) {
         if (s.required[i]) return null;
-        if (s.kinds[i] == JSON) value = List.of();
+        if (s.kinds[i] == JSON) entities.add(List.of());
       } else {
         switch (s.kinds[i]) {
           case PATTERN -> {
-            if (!s.patterns[i].matcher(text).matches()) return null;
+            if (!w.matches(i, line, start, end)) return null;
           }
-          case DOUBLE -> value = renderDouble(text, s.patterns[i]);
-          case JSON -> value = entities(text, s.patterns[i], s.entityArrays[i], s.entitySchema);
+          case DOUBLE -> {
+            value = renderDouble(w, i, line, start, end);
+            if (value == null) return null;
+          }
+          case JSON -> {
+            Object found = entities(w, i, line.substring(start, end));
+            if (found == DEFER) return null;
+            entities.add(found);
+          }
           default -> { }
         }
-        if (value == DEFER) return null;
       }
-      if (s.kinds[i] == JSON) {
-        entities.add(value);
-      } else if (i < s.splitAt) {
-        head.append((String) value).append('\t');
+      if (s.kinds[i] == JSON) continue;
+      if (i < s.splitAt) {
+        append(head, value, line, start, end).append('\t');
       } else if (i > s.splitAt) {
-        tail.append('\t').append((String) value);
+        append(tail.append('\t'), value, line, start, end);
       }
     }
     String[] picked = new String[s.picked.length];
-    for (int i = 0; i < picked.length; i++) picked[i] = fields[s.picked[i]];
+    for (int i = 0; i < picked.length; i++) {
+      int field = s.picked[i];
+      picked[i] = line.substring(bounds[field], bounds[field + 1] - 1);
+    }
     return RowFactory.create(picked, head.toString(), tail.toString(), entities.toArray());
   }
 
-  /** The line's fields, or null unless there are exactly `count`. */
-  private static String[] split(String line, int count) {
-    String[] fields = new String[count];
-    int start = 0;
-    for (int i = 0; i < count - 1; i++) {
-      int tab = line.indexOf('\t', start);
-      if (tab < 0) return null;
-      fields[i] = line.substring(start, tab);
-      start = tab + 1;
-    }
-    if (line.indexOf('\t', start) >= 0) return null;
-    fields[count - 1] = line.substring(start);
-    return fields;
+  private static StringBuilder append(StringBuilder to, String value, String line, int start, int end) {
+    return value != null ? to.append(value) : to.append(line, start, end);
   }
 
-  /** A decimal number as Spark prints a double, unless Spark would print it in exponent form. */
-  private static Object renderDouble(String text, Pattern pattern) {
-    if (!pattern.matcher(text).matches()) return DEFER;
+  /**
+   * Where the line's fields start: field i is line[bounds[i], bounds[i + 1] - 1). False unless the line has
+   * exactly bounds.length - 1 fields.
+   */
+  private static boolean split(String line, int[] bounds) {
+    int count = bounds.length - 1;
+    bounds[0] = 0;
+    for (int i = 1; i < count; i++) {
+      int tab = line.indexOf('\t', bounds[i - 1]);
+      if (tab < 0) return false;
+      bounds[i] = tab + 1;
+    }
+    if (line.indexOf('\t', bounds[count - 1]) >= 0) return false;
+    bounds[count] = line.length() + 1;
+    return true;
+  }
+
+  /** A decimal number as Spark prints a double; null unless Spark prints it that way, not in exponent form. */
+  private static String renderDouble(Worker w, int field, String line, int start, int end) {
+    if (!w.matches(field, line, start, end)) return null;
     double value;
     try {
-      value = Double.parseDouble(text);
+      value = Double.parseDouble(line.substring(start, end));
     } catch (NumberFormatException e) {
-      return DEFER;
+      return null;
     }
-    if (Double.isInfinite(value) || Double.isNaN(value)) return DEFER;
+    if (Double.isInfinite(value) || Double.isNaN(value)) return null;
     String rendered = Double.toString(value);
-    return rendered.indexOf('E') >= 0 ? DEFER : rendered;
+    return rendered.indexOf('E') >= 0 ? null : rendered;
   }
 
   /** The entities of a self-describing JSON wrapper, as rows of (schema, vendor, name, format, version, data). */
-  private static Object entities(String text, Pattern wrapper, boolean isArray, Pattern entitySchema) {
+  private static Object entities(Worker w, int field, String text) {
+    boolean isArray = w.spec.entityArrays[field];
     try (JsonParser parser = JSON_FACTORY.createParser(text)) {
       parser.nextToken();
       SelfDescribing document = selfDescribing(parser, (p, token) -> {
-        if (!isArray) return entity(p, entitySchema);
+        if (!isArray) return entity(w, p);
         if (token != JsonToken.START_ARRAY) return null;
         List<Row> entities = new ArrayList<>(4);
         while (p.nextToken() != JsonToken.END_ARRAY) {
-          Row entity = entity(p, entitySchema);
+          Row entity = entity(w, p);
           if (entity == null) return null;
           entities.add(entity);
         }
         return entities;
       });
-      if (document == null || parser.nextToken() != null || !wrapper.matcher(document.schema).matches()) return DEFER;
+      if (document == null || parser.nextToken() != null || !w.isWrapperSchema(field, document.schema)) return DEFER;
       return isArray ? document.data : List.of(document.data);
     } catch (IOException | RuntimeException e) {
       return DEFER;
     }
   }
 
-  private static Row entity(JsonParser parser, Pattern entitySchema) throws IOException {
-    SelfDescribing entity = selfDescribing(parser, (p, token) -> token == JsonToken.START_OBJECT ? copy(p) : null);
-    if (entity == null || !entitySchema.matcher(entity.schema).matches()) return null;
-    String schema = entity.schema;
-    // A valid URI is iglu:vendor/name/format/version, and no part holds a '/'.
-    int first = schema.indexOf('/');
-    int second = schema.indexOf('/', first + 1);
-    int third = schema.indexOf('/', second + 1);
-    return RowFactory.create(
-        schema,
-        schema.substring("iglu:".length(), first),
-        schema.substring(first + 1, second),
-        schema.substring(second + 1, third),
-        schema.substring(third + 1),
-        entity.data);
+  private static Row entity(Worker w, JsonParser parser) throws IOException {
+    SelfDescribing entity = selfDescribing(parser, (p, token) -> token == JsonToken.START_OBJECT ? w.copy(p) : null);
+    String[] schema = entity == null ? null : w.entitySchema(entity.schema);
+    if (schema == null) return null;
+    return RowFactory.create(schema[0], schema[1], schema[2], schema[3], schema[4], entity.data);
   }
 
   private record SelfDescribing(String schema, Object data) {}
@@ -237,14 +347,5 @@ public final class CanonicalLine implements UDF1<String, Row> {
       }
     }
     return schema == null || value == null ? null : new SelfDescribing(schema, value);
-  }
-
-  /** The current JSON value, compact, exactly as Spark's from_json renders a value it reads as a string. */
-  private static String copy(JsonParser parser) throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(256);
-    try (JsonGenerator generator = JSON_FACTORY.createGenerator(out, JsonEncoding.UTF8)) {
-      generator.copyCurrentStructure(parser);
-    }
-    return out.toString(StandardCharsets.UTF_8);
   }
 }
