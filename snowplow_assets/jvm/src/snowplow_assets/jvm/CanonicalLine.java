@@ -161,17 +161,10 @@ public final class CanonicalLine implements UDF1<String, Row> {
       if (parts == null) {
         if (entitySchemas.size() >= SCHEMA_CACHE_LIMIT) entitySchemas.clear();
         parts = NOT_A_SCHEMA;
-        if (entitySchema.reset(schema).matches()) {
-          // A valid URI is iglu:vendor/name/format/version, and no part holds a '/'.
-          int first = schema.indexOf('/');
-          int second = schema.indexOf('/', first + 1);
-          int third = schema.indexOf('/', second + 1);
-          parts = new String[] {
-              schema,
-              schema.substring("iglu:".length(), first),
-              schema.substring(first + 1, second),
-              schema.substring(second + 1, third),
-              schema.substring(third + 1)};
+        Matcher uri = entitySchema.reset(schema);
+        if (uri.matches()) {
+          // The Iglu URI pattern's groups are the parts, as in iglu.py's SchemaKey.parse.
+          parts = new String[] {schema, uri.group(1), uri.group(2), uri.group(3), uri.group(4)};
         }
         entitySchemas.put(schema, parts);
       }
