@@ -204,13 +204,13 @@ class LakeEventManifest(EventManifest):
         index = self.read_index()
         others = self._read_entries(spark, {r: b for r, b in index.live(self.now()).items() if r != batch.run})
 
-        # This batch's keys and the live keys of other batches, side by side in one aggregation.
+        # This batch's keys and the live keys of other batches, side by side in one aggregation. Each kept
+        # event gives its pair and, with claim_ids, its id claim, from one read of `kept`.
         kind = F.when(F.col("fingerprint").isNull(), F.lit(ID_CLAIM)).otherwise(F.lit(PAIR))
-        mine = kept.select("event_id", "fingerprint", F.lit(PAIR).alias("kind"), F.lit(True).alias("_mine"))
+        keys = [F.struct("event_id", "fingerprint", F.lit(PAIR).alias("kind"))]
         if claim_ids:
-            no_fingerprint = F.lit(None).cast("string").alias("fingerprint")
-            claims = kept.select("event_id", no_fingerprint, F.lit(ID_CLAIM).alias("kind"), F.lit(True).alias("_mine"))
-            mine = mine.unionByName(claims)
+            keys.append(F.struct("event_id", F.lit(None).cast("string").alias("fingerprint"), F.lit(ID_CLAIM).alias("kind")))
+        mine = kept.select(F.explode(F.array(*keys)).alias("_key")).select("_key.*", F.lit(True).alias("_mine"))
         theirs = others.select("event_id", "fingerprint", kind.alias("kind"), F.lit(False).alias("_mine"))
         status = (
             F.when((F.col("kind") == PAIR) & F.col("fingerprint").isNull(), F.lit(UNCHECKED))

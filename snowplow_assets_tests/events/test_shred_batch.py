@@ -323,6 +323,26 @@ def test_schema_uris_cannot_escape_the_run_folder(spark, lake, fs):
     assert (good / "shredded-types" / "vendor=.." / "name=evil").is_dir()
 
 
+@pytest.mark.parametrize(
+    "written, place",
+    [
+        ("folder=atomic-events", "good/atomic-events"),
+        ("folder=bad", "bad"),
+        ("folder=shredded-types~..~evil~jsonschema~1-0-0", "good/shredded-types/vendor=../name=evil/format=jsonschema/version=1-0-0"),
+    ],
+)
+def test_each_written_folder_has_one_place_in_the_loader_layout(written, place):
+    assert shred_batch._layout_folder(written, "good", "bad") == place
+
+
+@pytest.mark.parametrize(
+    "written", ["folder=shredded-types~v~n~jsonschema", "folder=atomic-events~v~n~f~1-0-0", "folder=other", "_temporary", "atomic-events", "output=bad"]
+)
+def test_a_folder_with_no_place_in_the_layout_stops_the_publish(written):
+    with pytest.raises(RuntimeError, match="no place in the loader layout"):
+        shred_batch._layout_folder(written, "good", "bad")
+
+
 @pytest.mark.parametrize("name", ["../x", "run=../../etc", "run=2026-03-01", "x/run=2026-03-01-10-00-00", ""])
 def test_run_folder_names_are_validated(lake, name):
     with pytest.raises(ValueError):

@@ -109,6 +109,20 @@ def test_a_batch_whose_keys_are_all_held_records_no_folder_and_a_rerun_touches_o
     assert [p.name for p in Path(manifest.lake.event_manifest_entries).iterdir()] == [after.batches[first.run].folder]
 
 
+@pytest.mark.parametrize("claim_ids", [True, False])
+def test_every_kept_event_gives_its_pair_and_one_claim_per_distinct_id(spark, manifest, tmp_path, claim_ids):
+    batch = Batch("run=2026-03-01-10-00-00", 1772359500)
+    # Two events share an id (a synthetic duplicate); the null fingerprint is claimed but never paired.
+    kept = spark.createDataFrame([("a", "fp1"), ("a", "fp2"), ("b", None)], "event_id STRING, fingerprint STRING")
+    check = manifest.check_and_set(kept, batch, claim_ids, str(tmp_path / "w"))
+
+    assert (check.counts["pairs_recorded"], check.counts["ids_claimed"]) == (2, 2 if claim_ids else 0)
+    keys = spark.createDataFrame([("a", "fp1"), ("a", "fp2"), ("a", None), ("b", None)], "event_id STRING, fingerprint STRING")
+    entries = {(r.event_id, r.fingerprint) for r in manifest.lookup(keys).collect()}
+    claims = {("a", None), ("b", None)} if claim_ids else set()
+    assert entries == {("a", "fp1"), ("a", "fp2"), *claims}
+
+
 def test_a_lake_on_s3_retries_throttled_requests_and_reports_what_outlasts_the_retries(moto_server, throttling_proxy):
     bucket = f"lake-{uuid.uuid4().hex[:12]}"
     boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1").create_bucket(Bucket=bucket)
