@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.spark.sql.Row;
@@ -145,30 +146,28 @@ public final class CanonicalLine implements UDF1<String, Row> {
 
     /** A wrapper's schema URI matches its field's pattern. */
     boolean isWrapperSchema(int field, String schema) {
-      Map<String, Boolean> seen = wrapperSchemas.get(field);
-      Boolean known = seen.get(schema);
-      if (known == null) {
-        if (seen.size() >= SCHEMA_CACHE_LIMIT) seen.clear();
-        known = matches(field, schema);
-        seen.put(schema, known);
-      }
-      return known;
+      return remembered(wrapperSchemas.get(field), schema, uri -> matches(field, uri));
     }
 
     /** An entity's schema URI and its parts (vendor, name, format, version), or null if it is not valid. */
     String[] entitySchema(String schema) {
-      String[] parts = entitySchemas.get(schema);
-      if (parts == null) {
-        if (entitySchemas.size() >= SCHEMA_CACHE_LIMIT) entitySchemas.clear();
-        parts = NOT_A_SCHEMA;
-        Matcher uri = entitySchema.reset(schema);
-        if (uri.matches()) {
-          // The Iglu URI pattern's groups are the parts, as in iglu.py's SchemaKey.parse.
-          parts = new String[] {schema, uri.group(1), uri.group(2), uri.group(3), uri.group(4)};
-        }
-        entitySchemas.put(schema, parts);
-      }
+      String[] parts = remembered(entitySchemas, schema, uri -> {
+        Matcher match = entitySchema.reset(uri);
+        // The Iglu URI pattern's groups are the parts, as in iglu.py's SchemaKey.parse.
+        return match.matches() ? new String[] {uri, match.group(1), match.group(2), match.group(3), match.group(4)} : NOT_A_SCHEMA;
+      });
       return parts == NOT_A_SCHEMA ? null : parts;
+    }
+
+    /** What `check` said of a schema URI, checked once per distinct URI (at most SCHEMA_CACHE_LIMIT kept). */
+    private static <V> V remembered(Map<String, V> seen, String schema, Function<String, V> check) {
+      V known = seen.get(schema);
+      if (known == null) {
+        if (seen.size() >= SCHEMA_CACHE_LIMIT) seen.clear();
+        known = check.apply(schema);
+        seen.put(schema, known);
+      }
+      return known;
     }
 
     /** The current JSON value, compact, exactly as Spark's from_json renders a value it reads as a string. */
