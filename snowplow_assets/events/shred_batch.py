@@ -276,7 +276,10 @@ def _staged(parsed: DataFrame, good: str, records: str, pending_line: str) -> Da
 
 # The staging lives for one run and is read back whole: a dictionary (rendered lines are long and rarely
 # repeat), column statistics (nothing filters on them) and page checksums cost time and save nothing.
+# zstd writes and reads as fast as Spark's default, snappy, here, in a third of the bytes (the rendered
+# lines are JSON and TSV): less to store and move when the lake, and with it the staging, is on S3.
 _STAGING_OPTIONS = {
+    "compression": "zstd",
     "parquet.enable.dictionary": "false",
     "parquet.column.statistics.enabled": "false",
     "parquet.page.write-checksum.enabled": "false",
