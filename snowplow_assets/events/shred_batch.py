@@ -77,6 +77,7 @@ BAD = "bad"
 # folder name; _arrange_layout turns each folder into its place in the loader layout.
 _FOLDER = "folder"
 _FOLDER_SEPARATOR = "~"
+_SCHEMA_PARTS = ("vendor", "name", "format", "version")  # in the folder name and in the layout, in this order
 
 
 @dataclass(frozen=True)
@@ -370,7 +371,7 @@ def _record(output: str, head: str, tail: str = "CAST(NULL AS STRING)", entity: 
     it), and the folder it is written to (`_FOLDER`): the output's, and for an entity its type's."""
     folder = literal(output)
     if entity is not None:
-        parts = ", ".join(f"{entity}.{part}" for part in ("vendor", "name", "format", "version"))
+        parts = ", ".join(f"{entity}.{part}" for part in _SCHEMA_PARTS)
         folder = f"concat_ws({literal(_FOLDER_SEPARATOR)}, {folder}, {parts})"
     return named_struct(folder=folder, head=head, tail=tail)
 
@@ -532,9 +533,8 @@ def _layout_folder(written: str, good: str, bad: str) -> str:
     whole_outputs = {ATOMIC_EVENTS: f"{good}/{ATOMIC_EVENTS}", BAD: bad}
     if key == _FOLDER and not schema and output in whole_outputs:
         return whole_outputs[output]
-    if key == _FOLDER and output == SHREDDED_TYPES and len(schema) == 4:
-        vendor, name, format_, version = schema
-        return f"{good}/{SHREDDED_TYPES}/vendor={vendor}/name={name}/format={format_}/version={version}"
+    if key == _FOLDER and output == SHREDDED_TYPES and len(schema) == len(_SCHEMA_PARTS):
+        return "/".join([good, SHREDDED_TYPES, *(f"{part}={value}" for part, value in zip(_SCHEMA_PARTS, schema))])
     raise RuntimeError(f"the output pass wrote a folder that has no place in the loader layout: {written!r}")
 
 
