@@ -34,7 +34,8 @@ baseline; peak memory that does not grow with batch size (the largest size's shr
 smallest size's, for 4 x the events with the defaults).
 
 Results go to benchmarks/results/shred.json with the machine (cores, RAM, Python, Java, Spark versions) and
-the load average, and a table on stdout. `--profile` also enables Spark's event log (benchmarks/work/
+the load average, and a table on stdout, followed by the shred job's phases (ShredReport.phase_seconds:
+parse, full parser, decisions, event manifest, summary, output, publish), median and spread. `--profile` also enables Spark's event log (benchmarks/work/
 spark-events/, for the history server) and prints the stages of the last shred run, slowest first.
 """
 
@@ -282,6 +283,7 @@ def measure_job(job: str, events: int, master: str, profile: bool) -> dict[str, 
     }
     if job == "shred":
         result["counts"] = _shred_counts(report)
+        result["sample"]["phase_seconds"] = {name: round(t, 2) for name, t in report.phase_seconds.items()}
         if profile:
             result["stages"] = _stages(spark, job)
     spark.stop()
@@ -359,6 +361,8 @@ def summarise(size: dict[str, Any], generated: dict[str, Any]) -> dict[str, Any]
             "peak_mb": memory,
             **medians,
         }
+        if "phase_seconds" in samples[0]:
+            jobs[job]["phase_seconds"] = {p: _spread([s["phase_seconds"].get(p, 0.0) for s in samples]) for p in samples[0]["phase_seconds"]}
     shred, baseline = size["shred_counts"], size["baseline_counts"]
     compared = ("lines_read", "good", "bad", "natural_duplicates_removed", "synthetic_duplicates_renamed", "entities")
     return {
@@ -411,6 +415,8 @@ def _number(value: float | None) -> str:
 
 
 def table(results: dict[str, Any]) -> str:
+    from snowplow_assets.events.shred_batch import PHASES
+
     machine = results["machine"]
     out = [
         f"Shred benchmark, {machine['cores']} cores, {machine['ram_gb']} GB RAM, Spark {machine['spark']} {machine['master']}, "
@@ -447,6 +453,13 @@ def table(results: dict[str, Any]) -> str:
         )
     out += ["", "| target | measured | result |", "|---|---|---|"]
     out += [f"| {t['target']} | {t['measured']} | {'pass' if t['pass'] else 'FAIL'} |" for t in results["targets"]]
+    out += ["", "Shred job's phases (ShredReport.phase_seconds), seconds: median of the runs (fastest-slowest).", ""]
+    sizes = results["sizes"]
+    out += ["| phase | " + " | ".join(f"{size['events']:,} events" for size in sizes) + " |", "|---|" + "---:|" * len(sizes)]
+    measured = {p for size in sizes for p in size["jobs"]["shred"].get("phase_seconds", {})}
+    for phase in (p for p in PHASES if p in measured):
+        spreads = [size["jobs"]["shred"].get("phase_seconds", {}).get(phase) for size in sizes]
+        out.append(f"| {phase} | " + " | ".join("" if t is None else f"{t['median']:.1f} ({t['min']:.1f}-{t['max']:.1f})" for t in spreads) + " |")
     return "\n".join(out)
 
 

@@ -49,6 +49,7 @@ from snowplow_assets.events.reader import read_lines, run_folder_files
 from snowplow_assets.events.sql import case, literal, named_struct
 from snowplow_assets.lake import Lake
 from snowplow_assets.manifest.base import Batch, EventManifest, batch_etl_time
+from snowplow_assets.phase_times import PhaseTimes
 from snowplow_assets.spark import session_conf
 from snowplow_assets.storage import LakeFileSystem
 
@@ -78,6 +79,14 @@ BAD = "bad"
 _FOLDER = "folder"
 _FOLDER_SEPARATOR = "~"
 _SCHEMA_PARTS = ("vendor", "name", "format", "version")  # in the folder name and in the layout, in this order
+
+
+# The phases of shred_run_folder, in order, as ShredReport.phase_seconds names them. One that did not happen
+# is absent: the full parser's when the fast path left it no line, the event manifest's without a manifest.
+PARSE, FULL_PARSE, DECISIONS, EVENT_MANIFEST, SUMMARY, OUTPUT, PUBLISH = (
+    "parse", "full_parse", "decisions", "event_manifest", "summary", "output", "publish"
+)
+PHASES = (PARSE, FULL_PARSE, DECISIONS, EVENT_MANIFEST, SUMMARY, OUTPUT, PUBLISH)
 
 
 @dataclass(frozen=True)
@@ -127,7 +136,8 @@ class ShredReport:
     started: datetime
     completed: datetime
     event_manifest: EventManifestReport | None = None
-    extra: dict[str, object] = field(default_factory=dict)
+    # Wall seconds of each phase of the job (PHASES), each without the phases inside it.
+    phase_seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def removed(self) -> int:
@@ -150,28 +160,35 @@ def shred_run_folder(
     options: ShredOptions = ShredOptions(),
 ) -> ShredReport:
     started = datetime.now(timezone.utc)
+    phases = PhaseTimes()
     if options.event_manifest is not None:
-        options.event_manifest.verify()
-    files = run_folder_files(fs, lake.enriched_run(run))
-    token = uuid.uuid4().hex[:16]
-    _remove_abandoned_staging(fs, lake, run)
-    staging = lake.shred_staging(run, token)
+        with phases.phase(EVENT_MANIFEST):
+            options.event_manifest.verify()
+    with phases.phase(PARSE):
+        files = run_folder_files(fs, lake.enriched_run(run))
+        _remove_abandoned_staging(fs, lake, run)
+    staging = lake.shred_staging(run, uuid.uuid4().hex[:16])
     try:
-        lines = read_lines(spark, fs, files)
-        parsed, parse_counts, earliest_etl_time = _parse_pass(spark, fs, lines, f"{staging}/parsed")
+        with phases.phase(PARSE):
+            lines = read_lines(spark, fs, files)
+            parsed, parse_counts, earliest_etl_time = _parse_pass(spark, fs, lines, f"{staging}/parsed", phases)
         keys = parsed.where(F.col("good")).select(*KEY_COLUMNS)
         batch = Batch(run, batch_etl_time(earliest_etl_time, run))
-        decisions, duplicates, manifest_report = _write_decisions(spark, fs, keys, options, batch, staging)
-        summary = _summarise_survivors(keys, decisions, renamed=sum(duplicates[a] for a in RENAME_ACTIONS))
+        with phases.phase(DECISIONS):
+            decisions, duplicates, manifest_report = _write_decisions(spark, fs, keys, options, batch, staging, phases)
+        with phases.phase(SUMMARY):
+            summary = _summarise_survivors(keys, decisions, renamed=sum(duplicates[a] for a in RENAME_ACTIONS))
 
         write = f"{staging}/write"
-        output_counts = _write_outputs(fs, parsed, decisions, sum(duplicates.values()), options, write)
-        runtime_error_counts = None
-        if any(duplicates[a] for a in ERROR_ACTIONS):
-            # The same DataFrame again: the same scan of the same files numbers the lines the same way.
-            runtime_error_counts = _write_runtime_errors(fs, lines, decisions, options, write)
+        with phases.phase(OUTPUT):
+            output_counts = _write_outputs(fs, parsed, decisions, sum(duplicates.values()), options, write)
+            runtime_error_counts = None
+            if any(duplicates[a] for a in ERROR_ACTIONS):
+                # The same DataFrame again: the same scan of the same files numbers the lines the same way.
+                runtime_error_counts = _write_runtime_errors(fs, lines, decisions, options, write)
         _check_conservation(parse_counts, output_counts, runtime_error_counts, duplicates, summary.good)
-        _arrange_layout(fs, f"{staging}/write", f"{staging}/good", f"{staging}/bad")
+        with phases.phase(PUBLISH):
+            _arrange_layout(fs, f"{staging}/write", f"{staging}/good", f"{staging}/bad")
 
         report = ShredReport(
             run=run,
@@ -188,8 +205,12 @@ def shred_run_folder(
             started=started,
             completed=datetime.now(timezone.utc),
             event_manifest=manifest_report,
+            # The very dict the phases are timed into: publishing writes the marker, which is made from the
+            # report, so the report exists before its last phase ends.
+            phase_seconds=phases.seconds,
         )
-        _publish(fs, lake, run, staging, report, options)
+        with phases.phase(PUBLISH):
+            _publish(fs, lake, run, staging, report, options)
         return report
     finally:
         fs.delete(staging)
@@ -203,7 +224,7 @@ def _remove_abandoned_staging(fs: LakeFileSystem, lake: Lake, run: str) -> None:
 
 
 def _parse_pass(
-    spark: SparkSession, fs: LakeFileSystem, lines: DataFrame, path: str
+    spark: SparkSession, fs: LakeFileSystem, lines: DataFrame, path: str, phases: PhaseTimes
 ) -> tuple[DataFrame, dict[str, int], int | None]:
     """Stage every line's keys and rendered records; return them, the line counts and the earliest etl_tstamp
     of the good lines, epoch seconds.
@@ -215,7 +236,8 @@ def _parse_pass(
     if not fast_path_available(spark):
         log.warning("the shredder's fast path is not in this Spark session (see snowplow_assets/jvm/): "
                     "every line takes the full parser")
-        counts, earliest = _parse_pass_in_full(fs, lines, full_path)
+        with phases.phase(FULL_PARSE):
+            counts, earliest = _parse_pass_in_full(fs, lines, full_path)
         return spark.read.parquet(fs.spark_path(full_path)), counts, earliest
     observation = Observation("canonical_pass")
     lines_checked = parse_canonical(lines).observe(
@@ -231,9 +253,10 @@ def _parse_pass(
     counts, earliest = {"lines": checked["lines"], "bad": 0}, [checked_earliest]
     staged_paths = [canonical_path]
     if checked["pending"]:
-        pending = spark.read.parquet(fs.spark_path(canonical_path)).where(F.col("pending_line").isNotNull())
-        pending_lines = pending.select("row_id", F.col("pending_line").alias("line"))
-        full, full_earliest = _parse_pass_in_full(fs, pending_lines, full_path)
+        with phases.phase(FULL_PARSE):
+            pending = spark.read.parquet(fs.spark_path(canonical_path)).where(F.col("pending_line").isNotNull())
+            pending_lines = pending.select("row_id", F.col("pending_line").alias("line"))
+            full, full_earliest = _parse_pass_in_full(fs, pending_lines, full_path)
         if full["lines"] != checked["pending"]:
             raise RuntimeError(f"{checked['pending']} lines were left to the full parser, which read {full['lines']}")
         counts["bad"] = full["bad"]
@@ -292,7 +315,13 @@ def _write_staged(fs: LakeFileSystem, staged: DataFrame, path: str) -> None:
 
 
 def _write_decisions(
-    spark: SparkSession, fs: LakeFileSystem, keys: DataFrame, options: ShredOptions, batch: Batch, staging: str
+    spark: SparkSession,
+    fs: LakeFileSystem,
+    keys: DataFrame,
+    options: ShredOptions,
+    batch: Batch,
+    staging: str,
+    phases: PhaseTimes,
 ) -> tuple[DataFrame, dict[str, int], EventManifestReport | None]:
     """Materialise the decisions once, so the summary and the output pass see exactly the same ones; count them
     by action.
@@ -307,7 +336,8 @@ def _write_decisions(
         naturally_dropped = decisions.where(F.col("action") == dedup.NATURAL_DUPLICATE).select("row_id")
         kept = keys.join(naturally_dropped, "row_id", "left_anti").select("event_id", "fingerprint")
         manifest = options.event_manifest
-        check = manifest.check_and_set(kept, batch, options.cross_batch_synthetic, work=f"{staging}/event-manifest")
+        with phases.phase(EVENT_MANIFEST):
+            check = manifest.check_and_set(kept, batch, options.cross_batch_synthetic, work=f"{staging}/event-manifest")
         decisions = dedup.cross_batch_decisions(keys, decisions, check.findings, options.cross_batch_synthetic)
         manifest_report = EventManifestReport(
             manifest.backend, manifest.describe(), batch, batch.ttl(manifest.ttl_days), check.counts

@@ -47,6 +47,9 @@ def test_shred_job_materialises_with_metadata_and_passing_checks(definitions, in
     assert (meta["lines_read"], meta["good"], meta["bad"]) == (7, 4, 2)
     assert (meta["natural_duplicates_removed"], meta["synthetic_duplicates_renamed"]) == (1, 2)
     assert meta["path"] == f"{lake.shredded_good(RUN)}/atomic-events"
+    assert set(meta["phase_seconds"]) >= {"parse", "decisions", "output", "publish"}
+    rounding = 0.01 * len(meta["phase_seconds"])  # each figure is rounded to 0.01 s
+    assert 0 < sum(meta["phase_seconds"].values()) <= meta["duration_seconds"] + meta["phase_seconds"]["publish"] + rounding
     [types] = materializations(result, "shredded_types")
     table = types.metadata["entity_types"].value
     counts = {r.data["schema"]: r.data["count"] for r in table.records}

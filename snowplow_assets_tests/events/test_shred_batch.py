@@ -8,7 +8,16 @@ from pyspark.sql import functions as F
 from snowplow_assets.events import shred_batch
 from snowplow_assets.events.dedup import SYNTHETIC_ID_NAMESPACE, InBatchDedup
 from snowplow_assets.events.enriched_schema import FIELD_NAMES
-from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
+from snowplow_assets.events.shred_batch import (
+    DECISIONS,
+    FULL_PARSE,
+    OUTPUT,
+    PARSE,
+    PUBLISH,
+    SUMMARY,
+    ShredOptions,
+    shred_run_folder,
+)
 from snowplow_assets.lake import Lake
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
 from snowplow_assets_tests.events.builders import UA_PARSER, WEB_PAGE, event_line, link_click
@@ -72,6 +81,17 @@ def golden(spark, tmp_path_factory):
 
     report = shred_run_folder(spark, LocalFileSystem(), lake, RUN)
     return lake, report
+
+
+def test_golden_report_times_each_phase_without_overlap(golden):
+    _, report = golden
+    phases = report.phase_seconds
+    # No event manifest here; the two bad lines are left to the full parser.
+    assert list(phases) == [PARSE, FULL_PARSE, DECISIONS, SUMMARY, OUTPUT, PUBLISH]
+    assert all(seconds > 0 for seconds in phases.values())
+    # Every phase but the marker's publishing lies between the start and the completion the report names.
+    elapsed = (report.completed - report.started).total_seconds()
+    assert sum(phases.values()) - phases[PUBLISH] <= elapsed
 
 
 def test_golden_atomic_events(spark, golden):

@@ -19,7 +19,7 @@ from snowplow_assets.events.dedup import (
     SYNTHETIC_ID_NAMESPACE,
     SYNTHETIC_RENAME,
 )
-from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
+from snowplow_assets.events.shred_batch import EVENT_MANIFEST, ShredOptions, shred_run_folder
 from snowplow_assets.manifest.base import DEFAULT_TTL_DAYS, SECONDS_PER_DAY, Batch, EventManifestUnavailable, batch_etl_time
 from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbConfig, DynamoDbEventManifest, create_table
 from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
@@ -94,6 +94,7 @@ def test_cross_batch_natural_duplicates_are_dropped_and_counted(scenario):
     assert (report.lines_read, report.good, report.bad, report.removed) == (6, 4, 0, 2)
     assert report.lines_read == report.good + report.bad + report.removed
     assert report.event_manifest.counts["pairs_held"] == 2  # (A, fpA) and (S, fpS1), both held by B1
+    assert report.phase_seconds[EVENT_MANIFEST] > 0
     assert scenario.entries_before_expiry[(A, "fpA")] == scenario.entries_before_expiry[(S, "fpS1")] == B1
 
 

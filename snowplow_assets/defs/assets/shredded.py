@@ -32,6 +32,8 @@ def _common_metadata(report: ShredReport) -> dict[str, object]:
         "cross_batch_synthetic_duplicates_renamed": report.duplicates.get(dedup.CROSS_BATCH_RENAME, 0),
         "event_manifest_runtime_errors": report.runtime_errors,
         "input_files": report.input_files,
+        "duration_seconds": round((report.completed - report.started).total_seconds(), 2),
+        "phase_seconds": dg.MetadataValue.json({name: round(s, 2) for name, s in report.phase_seconds.items()}),
     }
 
 
