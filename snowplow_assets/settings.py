@@ -13,16 +13,15 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.storage.s3 import spark_s3_config
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LAKE = PROJECT_ROOT / "lake"
 DEFAULT_CDC_MODELS = Path(__file__).resolve().parent / "cdc" / "models.yaml"
 
-# A fresh JVM spends much of a shred run compiling the code Spark generates for 131-field expressions. The
-# parallel collector (probably through its simpler write barriers) and less inlining make that compilation
-# cheaper and the job about a fifth faster (measured with benchmarks/shred.py; README, Performance).
-DEFAULT_SPARK_JAVA_OPTIONS = "-XX:+UseParallelGC -XX:FreqInlineSize=100 -XX:MaxInlineSize=20"
+# Options that make a new JVM compile less, each measured (snowplow_assets/jvm/driver_options.py).
+DEFAULT_SPARK_JAVA_OPTIONS = DEFAULT_DRIVER_JAVA_OPTIONS
 
 
 class Settings(BaseSettings):
@@ -41,7 +40,8 @@ class Settings(BaseSettings):
     spark_java_options: str = Field(
         default=DEFAULT_SPARK_JAVA_OPTIONS,
         description="JVM options of the Spark driver (spark.driver.extraJavaOptions), which runs every task on a "
-        "local master; the default makes the shred job about a fifth faster there (README, Performance).",
+        "local master; the default makes a new JVM compile less, and the shred job faster there "
+        "(snowplow_assets/jvm/driver_options.py).",
     )
     spark_conf: dict[str, str] = Field(
         default_factory=dict, description="Extra Spark configuration, as a JSON object of key to value."

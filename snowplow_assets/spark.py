@@ -27,7 +27,7 @@ REQUIRED_SPARK_CONFIG: dict[str, str] = {
 # Tuning, which SNOWPLOW_SPARK_CONF may override. Spark fuses a chain of projections into one generated
 # method; past 8,000 bytes of bytecode HotSpot never compiles a method, so a fused stage that large (the
 # shredder's fast path is) would run interpreted, nearly twice as slow as Spark's unfused code. At this limit
-# Spark falls back to the unfused code instead: Spark's own advice for HotSpot, measured in README, Performance.
+# Spark falls back to the unfused code instead: Spark's own advice for HotSpot, measured in benchmarks/README.md.
 DEFAULT_SPARK_CONFIG: dict[str, str] = {
     "spark.sql.codegen.hugeMethodLimit": "8000",
 }

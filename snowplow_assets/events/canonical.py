@@ -20,7 +20,7 @@ is left to the full parser.
 
 The work per line runs in one JVM function, `CanonicalLine` (snowplow_assets/jvm/): the same checks as
 Spark SQL expressions cost ten times as much, mostly in code that Spark generates and every new JVM compiles
-again (README, Performance). The function holds no definitions: the spec below hands it this module's
+again (benchmarks/README.md). The function holds no definitions: the spec below hands it this module's
 patterns, parse.py's wrapper schemas and the Iglu URI pattern, by field, from enriched_schema.py. JSON is
 read and re-serialised by the same Jackson, with the same limits, as Spark's `from_json` in parse.py.
 """

@@ -1,4 +1,5 @@
-"""The project's Spark functions written in Java (`src/`), compiled into a jar on first use.
+"""The project's Spark functions written in Java (`src/`), compiled into a jar on first use. (The Spark
+driver's default JVM options, which concern the same JVM, are in driver_options.py.)
 
 Only what Spark SQL cannot do fast enough lives here: today the shredder's fast path for canonical lines
 (`CanonicalLine`, used by snowplow_assets/events/canonical.py). The Java holds mechanism only; what it
@@ -9,7 +10,7 @@ The jar is built with the JDK's `javac` against the installed PySpark's jars and
 PySpark version, so a change to either builds a new one and nothing needs a build step at install time.
 `spark.jars` carries it to the driver and, on a cluster, to every executor. Without a JDK (`javac` in
 `JAVA_HOME/bin` or on PATH), with a JDK older than 17, or where the cache cannot be written, there is no
-jar: every line then takes the full parser, which is correct, only slower (README, Performance).
+jar: every line then takes the full parser, which is correct, only slower (benchmarks/README.md).
 """
 
 from __future__ import annotations

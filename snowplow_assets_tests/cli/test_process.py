@@ -48,6 +48,9 @@ def test_process_as_a_subprocess(tmp_path, dagster_home):
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "registered 2 run folder(s)" in done.stdout
+    # The JVM shares the command's stdout, which may be data (`--json`): what HotSpot itself prints goes to
+    # stderr, such as the note that the default options' compiler directives were read (jvm/driver_options.py).
+    assert "compiler directives added" in done.stderr and "compiler directives" not in done.stdout
     assert len(read_lines(Path(lake.shredded_good(RUN)) / "atomic-events")) == 4
     assert Path(lake.shredding_complete(OTHER_RUN)).exists()
     runs = shred_runs(dagster_home)
