@@ -20,9 +20,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LAKE = PROJECT_ROOT / "lake"
 DEFAULT_CDC_MODELS = Path(__file__).resolve().parent / "cdc" / "models.yaml"
 
-# Options that make a new JVM compile less, each measured (snowplow_assets/jvm/driver_options.py).
-DEFAULT_SPARK_JAVA_OPTIONS = DEFAULT_DRIVER_JAVA_OPTIONS
-
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SNOWPLOW_", env_file=".env", extra="ignore")
@@ -38,7 +35,7 @@ class Settings(BaseSettings):
     spark_executor_memory: str | None = Field(default=None, description="spark.executor.memory on a cluster.")
     spark_shuffle_partitions: int = Field(default=8, ge=1, description="spark.sql.shuffle.partitions")
     spark_java_options: str = Field(
-        default=DEFAULT_SPARK_JAVA_OPTIONS,
+        default=DEFAULT_DRIVER_JAVA_OPTIONS,
         description="JVM options of the Spark driver (spark.driver.extraJavaOptions), which runs every task on a "
         "local master; the default makes a new JVM compile less, and the shred job faster there "
         "(snowplow_assets/jvm/driver_options.py).",

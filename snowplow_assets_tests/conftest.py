@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.lake import Lake
-from snowplow_assets.settings import DEFAULT_SPARK_JAVA_OPTIONS
 from snowplow_assets.spark import build_spark_session
 from snowplow_assets.storage import LocalFileSystem
 
 # The project's default JVM options, so the tests run Spark as a deployment does.
 TEST_SPARK_CONFIG = {
-    "spark.driver.extraJavaOptions": DEFAULT_SPARK_JAVA_OPTIONS,
+    "spark.driver.extraJavaOptions": DEFAULT_DRIVER_JAVA_OPTIONS,
     "spark.master": "local[2]",
     "spark.driver.memory": "1g",
     "spark.sql.shuffle.partitions": "2",

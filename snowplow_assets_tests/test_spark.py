@@ -1,7 +1,10 @@
+import shlex
+
 import pytest
 
-from snowplow_assets.settings import DEFAULT_SPARK_JAVA_OPTIONS, Settings
 from snowplow_assets.jvm import functions_jar
+from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
+from snowplow_assets.settings import Settings
 from snowplow_assets.spark import session_conf, spark_session_config
 
 JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
@@ -10,7 +13,7 @@ JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOption
 def test_the_default_jvm_options_reach_the_driver_with_the_required_ones_last(monkeypatch):
     monkeypatch.delenv("SNOWPLOW_SPARK_JAVA_OPTIONS", raising=False)
     config = spark_session_config(Settings(_env_file=None).spark_config)
-    assert config["spark.driver.extraJavaOptions"] == f"{DEFAULT_SPARK_JAVA_OPTIONS} -Duser.timezone=UTC"
+    assert config["spark.driver.extraJavaOptions"] == f"{DEFAULT_DRIVER_JAVA_OPTIONS} -Duser.timezone=UTC"
     assert config["spark.executor.extraJavaOptions"] == "-Duser.timezone=UTC", "a cluster's executors are left alone"
 
 
@@ -33,7 +36,7 @@ def test_the_running_jvm_has_the_options(spark):
     jvm = spark.sparkContext._jvm
     management = jvm.java.lang.management.ManagementFactory
     arguments = list(management.getRuntimeMXBean().getInputArguments())
-    assert set(DEFAULT_SPARK_JAVA_OPTIONS.split()) <= set(arguments)
+    assert set(shlex.split(DEFAULT_DRIVER_JAVA_OPTIONS)) <= set(arguments)
     assert jvm.java.lang.System.getProperty("user.timezone") == "UTC", "the required option comes last and wins"
     collectors = {str(gc.getName()) for gc in management.getGarbageCollectorMXBeans()}
     assert collectors == {"PS Scavenge", "PS MarkSweep"}, "the parallel collector"

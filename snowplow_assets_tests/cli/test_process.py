@@ -35,7 +35,7 @@ def test_process_as_a_subprocess(tmp_path, dagster_home):
     write_run_folder(lake, RUN, GOLDEN_INPUT)
     write_run_folder(lake, OTHER_RUN, GOLDEN_INPUT[:3])
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "SNOWPLOW_SPARK_JAVA_OPTIONS"},  # the default JVM options
         "SNOWPLOW_LAKE": lake.root,
         "SNOWPLOW_SPARK_MASTER": "local[2]",
         "SNOWPLOW_SPARK_DRIVER_MEMORY": "1g",

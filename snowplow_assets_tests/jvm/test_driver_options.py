@@ -6,7 +6,6 @@ import subprocess
 import pytest
 
 from snowplow_assets.jvm.driver_options import COMPILER_DIRECTIVES, DEFAULT_DRIVER_JAVA_OPTIONS, driver_java_options
-from snowplow_assets.settings import DEFAULT_SPARK_JAVA_OPTIONS
 
 
 def _excluded_from_c2() -> list[str]:
@@ -16,7 +15,6 @@ def _excluded_from_c2() -> list[str]:
 
 
 def test_the_default_options_name_the_packaged_directives_and_survive_a_path_with_a_space(tmp_path):
-    assert DEFAULT_SPARK_JAVA_OPTIONS == DEFAULT_DRIVER_JAVA_OPTIONS
     assert f"-XX:CompilerDirectivesFile={COMPILER_DIRECTIVES}" in shlex.split(DEFAULT_DRIVER_JAVA_OPTIONS)
     spaced = tmp_path / "a folder" / "directives.json"
     assert f"-XX:CompilerDirectivesFile={spaced}" in shlex.split(driver_java_options(spaced))
