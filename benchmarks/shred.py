@@ -35,8 +35,9 @@ smallest size's, for 4 x the events with the defaults).
 
 Results go to benchmarks/results/shred.json with the machine (cores, RAM, Python, Java, Spark versions) and
 the load average, and a table on stdout, followed by the shred job's phases (ShredReport.phase_seconds:
-parse, full parser, decisions, event manifest, summary, output, publish), median and spread. `--profile` also enables Spark's event log (benchmarks/work/
-spark-events/, for the history server) and prints the stages of the last shred run, slowest first.
+parse, full parser, decisions, event manifest, summary, output, publish), median and spread. `--profile`
+also enables Spark's event log (benchmarks/work/spark-events/, for the history server) and prints the
+stages of the last shred run, slowest first.
 """
 
 from __future__ import annotations
