@@ -67,6 +67,7 @@ SEED = 42
 FLOOR_LIMIT = 2.5
 BASELINE_SPEEDUP = 2.0
 MEMORY_GROWTH_LIMIT = 1.25
+SHRED_JOBS = ("shred", "shred_connect")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -120,13 +121,18 @@ def _reset_peak_rss(pid: int | str) -> None:
 
 
 class MemoryProbe:
-    """Peaks of the driver's RSS, the JVM's RSS and the JVM's heap over one measured call."""
+    """Peaks of the driver's RSS, the JVM's RSS and, where the driver can reach the JVM's management beans (a
+    JVM of its own, not a Spark Connect server's), the JVM's heap, over one measured call."""
 
-    def __init__(self, spark: Any):
-        jvm = spark.sparkContext._jvm
-        management = jvm.java.lang.management.ManagementFactory
-        self.jvm_pid = int(management.getRuntimeMXBean().getPid())
-        self.heap_pools = [p for p in management.getMemoryPoolMXBeans() if p.getType().name() == "HEAP"]
+    def __init__(self, jvm_pid: int, heap_pools: list[Any]):
+        self.jvm_pid = jvm_pid
+        self.heap_pools = heap_pools
+
+    @classmethod
+    def of_session(cls, spark: Any) -> MemoryProbe:
+        management = spark.sparkContext._jvm.java.lang.management.ManagementFactory
+        pools = [p for p in management.getMemoryPoolMXBeans() if p.getType().name() == "HEAP"]
+        return cls(int(management.getRuntimeMXBean().getPid()), pools)
 
     def reset(self) -> None:
         for pid in ("self", self.jvm_pid):
@@ -135,11 +141,23 @@ class MemoryProbe:
             pool.resetPeakUsage()
 
     def peaks(self) -> dict[str, float]:
-        return {
+        peaks = {
             "driver_rss_mb": round(_status_kb("self", "VmHWM") / 1024, 1),
             "jvm_rss_mb": round(_status_kb(self.jvm_pid, "VmHWM") / 1024, 1),
-            "jvm_heap_mb": round(sum(p.getPeakUsage().getUsed() for p in self.heap_pools) / 2**20, 1),
         }
+        if self.heap_pools:
+            peaks["jvm_heap_mb"] = round(sum(p.getPeakUsage().getUsed() for p in self.heap_pools) / 2**20, 1)
+        return peaks
+
+
+def jvm_seconds(pid: int) -> tuple[float, float]:
+    """Seconds the JVM's JIT compilers and garbage collectors have spent so far, from its performance
+    counters (`jcmd PID PerfCounter.print`), which reach a Spark Connect server's JVM as well as a driver's."""
+    done = subprocess.run(["jcmd", str(pid), "PerfCounter.print"], capture_output=True, text=True, check=True)
+    counters = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    ticks = int(counters["sun.os.hrt.frequency"])
+    gc = sum(int(v) for k, v in counters.items() if k.startswith("sun.gc.collector.") and k.endswith(".time"))
+    return int(counters["java.ci.totalTime"]) / ticks, gc / ticks
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -221,11 +239,15 @@ def _shred_counts(report: Any) -> dict[str, Any]:
     }
 
 
-def measure_job(job: str, events: int, master: str, profile: bool) -> dict[str, Any]:
-    """One timed run of `floor` or `shred` in this process, which starts its own JVM for it.
+def measure_job(
+    job: str, events: int, master: str, profile: bool, remote: str | None = None, server_pid: int | None = None
+) -> dict[str, Any]:
+    """One timed run of `floor`, `shred` or `shred_connect` in this process.
 
-    A Dagster run of the shred job is a process of its own too, so its JVM is always new: every run here
-    pays, like it, for compiling Spark's generated code (the JIT figures show how much).
+    `floor` and `shred` start a JVM of their own, as a Dagster run of the shred job does by default: every
+    run pays, like it, for compiling Spark's generated code (the JIT figures show how much).
+    `shred_connect` is the same job as a client of the long-lived Spark Connect server at `remote`, as
+    Dagster runs with SNOWPLOW_SPARK_REMOTE are; the JVM figures are then the server's (`server_pid`).
     """
     from snowplow_assets.events.dedup import InBatchDedup
     from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
@@ -237,10 +259,8 @@ def measure_job(job: str, events: int, master: str, profile: bool) -> dict[str, 
     paths = Paths.of(events)
     files = sorted(str(p) for p in (paths.lake / "enriched" / RUN).glob("part-*"))
     config = _spark_config(master, profile)
-    spark = build_spark_session(config, app_name=f"benchmark-shred-{job}-{events}")
-    jvm = spark.sparkContext._jvm
-    management = jvm.java.lang.management.ManagementFactory
-    probe = MemoryProbe(spark)
+    spark = build_spark_session({**config, **({"spark.remote": remote} if remote else {})}, app_name=f"benchmark-shred-{job}-{events}")
+    probe = MemoryProbe(server_pid, []) if remote and server_pid else MemoryProbe.of_session(spark)
     fs, lake = LocalFileSystem(), Lake(str(paths.lake))
     options = ShredOptions(
         dedup=InBatchDedup(natural=True, synthetic=True),
@@ -249,26 +269,22 @@ def measure_job(job: str, events: int, master: str, profile: bool) -> dict[str, 
         cross_batch_synthetic=True,
     )
 
-    def jvm_seconds() -> tuple[float, float]:
-        """Time the JIT compilers and the garbage collectors have spent so far."""
-        gc = sum(g.getCollectionTime() for g in management.getGarbageCollectorMXBeans())
-        return management.getCompilationMXBean().getTotalCompilationTime() / 1000, gc / 1000
-
     def action() -> Any:
         if job == "floor":
             return spark.read.text(files).write.text(str(paths.floor))
         return shred_run_folder(spark, fs, lake, RUN, options)
 
     paths.clean()
-    spark.sparkContext.setJobGroup(job, job)
-    jit_before, gc_before = jvm_seconds()
+    if not remote:
+        spark.sparkContext.setJobGroup(job, job)
+    jit_before, gc_before = jvm_seconds(probe.jvm_pid)
     load = os.getloadavg()[0]
     probe.reset()
     started = time.perf_counter()
     report = action()
     seconds = time.perf_counter() - started
     peaks = probe.peaks()
-    jit_after, gc_after = jvm_seconds()
+    jit_after, gc_after = jvm_seconds(probe.jvm_pid)
     paths.clean()
     result: dict[str, Any] = {
         "sample": {
@@ -279,16 +295,40 @@ def measure_job(job: str, events: int, master: str, profile: bool) -> dict[str, 
             "load_average": round(load, 2),
         },
         "spark_config": dict(sorted(spark_session_config(config).items())),
-        "java": str(jvm.java.lang.System.getProperty("java.version")),
+        "java": _java_version(probe.jvm_pid),
         "spark": spark.version,
     }
-    if job == "shred":
+    if job != "floor":
         result["counts"] = _shred_counts(report)
         result["sample"]["phase_seconds"] = {name: round(t, 2) for name, t in report.phase_seconds.items()}
-        if profile:
+        if profile and not remote:
             result["stages"] = _stages(spark, job)
     spark.stop()
     return result
+
+
+def _java_version(pid: int) -> str:
+    done = subprocess.run(["jcmd", str(pid), "VM.system_properties"], capture_output=True, text=True, check=True)
+    return next(line.split("=", 1)[1] for line in done.stdout.splitlines() if line.startswith("java.version="))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The long-lived Spark Connect server of `shred_connect`, one per size
+
+
+def start_connect_server(master: str, profile: bool) -> Any:
+    """The server `snowplow-assets spark-server` runs, with the benchmark's Spark settings, on a free port."""
+    from snowplow_assets.spark_connect_server import (
+        RunningServer,
+        free_port,
+        spark_connect_server_command,
+        spark_connect_server_environment,
+    )
+
+    host, port, config = "127.0.0.1", free_port(), _spark_config(master, profile)
+    command = spark_connect_server_command(config, host, port)
+    log = WORK / f"connect-server-{port}.log"
+    return RunningServer.start(command, host, port, log, spark_connect_server_environment(config))
 
 
 def run_baseline(events: int) -> dict[str, Any]:
@@ -304,32 +344,51 @@ def run_baseline(events: int) -> dict[str, Any]:
 
 
 def measure_size(events: int, runs: int, master: str, profile: bool) -> dict[str, Any]:
-    """`runs` rounds of floor, shred and baseline, each in a process of its own."""
-    samples: dict[str, list[dict[str, float]]] = {"floor": [], "shred": [], "baseline": []}
-    counts: dict[str, list[dict[str, Any]]] = {"shred": [], "baseline": []}
+    """`runs` rounds of floor, shred, shred_connect and baseline, each in a process of its own.
+
+    The size gets a new Spark Connect server, whose first shred run (its JVM's first, untimed among the
+    rounds) is reported apart, as `connect_first_run`."""
+    jobs = ("floor", "shred", "shred_connect", "baseline")
+    samples: dict[str, list[dict[str, float]]] = {job: [] for job in jobs}
+    counts: dict[str, list[dict[str, Any]]] = {"shred": [], "shred_connect": [], "baseline": []}
     spark_runs = {}
-    for run in range(1, runs + 1):
-        for job in ("floor", "shred"):
-            command = [sys.executable, __file__, "--measure", job, "--events", str(events), "--master", master]
-            done = subprocess.run([*command, *(["--profile"] if profile else [])], stdout=subprocess.PIPE, check=True, text=True)
-            spark_runs[job] = json.loads(done.stdout.strip().splitlines()[-1])
-            samples[job].append(spark_runs[job]["sample"])
-        counts["shred"].append(spark_runs["shred"]["counts"])
-        baseline = run_baseline(events)
-        samples["baseline"].append(baseline["sample"])
-        counts["baseline"].append(baseline["counts"])
-        print(
-            f"{events:,} events, run {run}/{runs}: floor {samples['floor'][-1]['seconds']:.1f} s, "
-            f"shred {samples['shred'][-1]['seconds']:.1f} s, baseline {samples['baseline'][-1]['seconds']:.1f} s",
-            file=sys.stderr,
-            flush=True,
-        )
+    server = start_connect_server(master, profile)
+
+    def spark_job(job: str) -> dict[str, Any]:
+        command = [sys.executable, __file__, "--measure", job, "--events", str(events), "--master", master]
+        if job == "shred_connect":
+            command += ["--remote", server.url, "--server-pid", str(server.pid)]
+        done = subprocess.run([*command, *(["--profile"] if profile else [])], stdout=subprocess.PIPE, check=True, text=True)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    try:
+        first_run = spark_job("shred_connect")
+        counts["shred_connect"].append(first_run["counts"])
+        for run in range(1, runs + 1):
+            for job in ("floor", "shred", "shred_connect"):
+                spark_runs[job] = spark_job(job)
+                samples[job].append(spark_runs[job]["sample"])
+            counts["shred"].append(spark_runs["shred"]["counts"])
+            counts["shred_connect"].append(spark_runs["shred_connect"]["counts"])
+            baseline = run_baseline(events)
+            samples["baseline"].append(baseline["sample"])
+            counts["baseline"].append(baseline["counts"])
+            print(
+                f"{events:,} events, run {run}/{runs}: "
+                + ", ".join(f"{job} {samples[job][-1]['seconds']:.1f} s" for job in jobs)
+                + f" (the Connect server's first run {first_run['sample']['seconds']:.1f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+    finally:
+        server.stop()
     result = {
         "events": events,
         "samples": samples,
+        "connect_first_run": first_run["sample"],
         "shred_counts": counts["shred"][0],
         "baseline_counts": counts["baseline"][0],
-        "counts_stable": all(c == counts["shred"][0] for c in counts["shred"])
+        "counts_stable": all(c == counts["shred"][0] for c in counts["shred"] + counts["shred_connect"])
         and all(c == counts["baseline"][0] for c in counts["baseline"]),
         "spark_config": spark_runs["shred"]["spark_config"],
         "java": spark_runs["shred"]["java"],
@@ -366,13 +425,17 @@ def summarise(size: dict[str, Any], generated: dict[str, Any]) -> dict[str, Any]
             jobs[job]["phase_seconds"] = {p: _spread([s["phase_seconds"].get(p, 0.0) for s in samples]) for p in samples[0]["phase_seconds"]}
     shred, baseline = size["shred_counts"], size["baseline_counts"]
     compared = ("lines_read", "good", "bad", "natural_duplicates_removed", "synthetic_duplicates_renamed", "entities")
+    def ratio(a: str, b: str) -> float:
+        return round(jobs[a]["seconds"]["median"] / jobs[b]["seconds"]["median"], 2)
+
     return {
         "events": size["events"],
         "lines": lines,
         "input_bytes": generated["bytes"],
         "jobs": jobs,
-        "shred_over_floor": round(jobs["shred"]["seconds"]["median"] / jobs["floor"]["seconds"]["median"], 2),
-        "baseline_over_shred": round(jobs["baseline"]["seconds"]["median"] / jobs["shred"]["seconds"]["median"], 2),
+        "connect_first_run": size["connect_first_run"],
+        **{f"{job}_over_floor": ratio(job, "floor") for job in SHRED_JOBS},
+        **{f"baseline_over_{job}": ratio("baseline", job) for job in SHRED_JOBS},
         "counts_agree": all(shred[k] == baseline[k] for k in compared) and size["counts_stable"],
         "shred_counts": shred,
         "baseline_counts": baseline,
@@ -380,30 +443,33 @@ def summarise(size: dict[str, Any], generated: dict[str, Any]) -> dict[str, Any]
 
 
 def targets(sizes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The issue's three targets, for the job in a new JVM and on a long-lived server alike."""
     largest, smallest = sizes[-1], sizes[0]
-    found = [
-        {
-            "target": f"shred <= {FLOOR_LIMIT} x floor ({largest['events']:,} events)",
-            "measured": f"{largest['shred_over_floor']:.2f} x",
-            "pass": largest["shred_over_floor"] <= FLOOR_LIMIT,
-        },
-        {
-            "target": f"shred >= {BASELINE_SPEEDUP:g} x faster than the baseline ({largest['events']:,} events)",
-            "measured": f"{largest['baseline_over_shred']:.2f} x",
-            "pass": largest["baseline_over_shred"] >= BASELINE_SPEEDUP,
-        },
-    ]
-    if len(sizes) > 1:
-        big, small = largest["jobs"]["shred"]["peak_mb"], smallest["jobs"]["shred"]["peak_mb"]
-        growth = {k: round(big[k] / small[k], 2) for k in big}
-        found.append(
+    found = []
+    for job in SHRED_JOBS:
+        found += [
             {
-                "target": f"shred peak memory does not grow: {largest['events']:,} vs {smallest['events']:,} events, "
-                f"each peak <= {MEMORY_GROWTH_LIMIT} x",
-                "measured": ", ".join(f"{k.removesuffix('_mb').replace('_', ' ')} {v:.2f} x" for k, v in growth.items()),
-                "pass": all(v <= MEMORY_GROWTH_LIMIT for v in growth.values()),
-            }
-        )
+                "target": f"{job} <= {FLOOR_LIMIT} x floor ({largest['events']:,} events)",
+                "measured": f"{largest[f'{job}_over_floor']:.2f} x",
+                "pass": largest[f"{job}_over_floor"] <= FLOOR_LIMIT,
+            },
+            {
+                "target": f"{job} >= {BASELINE_SPEEDUP:g} x faster than the baseline ({largest['events']:,} events)",
+                "measured": f"{largest[f'baseline_over_{job}']:.2f} x",
+                "pass": largest[f"baseline_over_{job}"] >= BASELINE_SPEEDUP,
+            },
+        ]
+        if len(sizes) > 1:
+            big, small = largest["jobs"][job]["peak_mb"], smallest["jobs"][job]["peak_mb"]
+            growth = {k: round(big[k] / small[k], 2) for k in big}
+            found.append(
+                {
+                    "target": f"{job} peak memory does not grow: {largest['events']:,} vs {smallest['events']:,} "
+                    f"events, each peak <= {MEMORY_GROWTH_LIMIT} x",
+                    "measured": ", ".join(f"{k.removesuffix('_mb').replace('_', ' ')} {v:.2f} x" for k, v in growth.items()),
+                    "pass": all(v <= MEMORY_GROWTH_LIMIT for v in growth.values()),
+                }
+            )
     return found
 
 
@@ -424,8 +490,10 @@ def table(results: dict[str, Any]) -> str:
         f"driver memory {machine['driver_memory']}, Python {machine['python']}, Java {machine['java']} "
         f"({machine['spark_config'].get('spark.driver.extraJavaOptions')}); "
         f"load average {results['load_average_before'][0]:.1f} before, {results['load_average_after'][0]:.1f} after. "
-        f"Seconds: median of {results['runs']} runs (fastest-slowest), each Spark job in a new JVM; JIT: of that, "
-        f"seconds the JVM spent compiling code (median). Memory: highest peak of the runs, MB. "
+        f"Seconds: median of {results['runs']} runs (fastest-slowest), each job in a process of its own: floor and shred "
+        f"start a new JVM, shred_connect is a client of a server started for the size; JIT: of that, seconds "
+        f"the JVM spent compiling code (median). Memory: highest peak of the runs, MB (the server's JVM for "
+        f"shred_connect, whose heap the client cannot read). "
         f"Load: median 1-minute load average at the start of the runs.",
         "",
         "| events (lines, input) | job | seconds | events/s | lines/s | JIT s | load | driver RSS | JVM RSS | JVM heap | baseline RSS |",
@@ -434,11 +502,12 @@ def table(results: dict[str, Any]) -> str:
     labels = {
         "floor": "floor: Spark reads the lines, writes them back",
         "shred": "shred: full job, every dedup, lake manifest",
+        "shred_connect": "shred_connect: the same on a long-lived Spark Connect server",
         "baseline": "baseline: one Python process",
     }
     for size in results["sizes"]:
         first = f"{size['events']:,} ({size['lines']:,}, {size['input_bytes'] / 1e9:.2f} GB)"
-        for job in ("floor", "shred", "baseline"):
+        for job in ("floor", "shred", "shred_connect", "baseline"):
             data = size["jobs"][job]
             s, peak = data["seconds"], data["peak_mb"]
             out.append(
@@ -448,18 +517,24 @@ def table(results: dict[str, Any]) -> str:
                 f"| {_mb(peak.get('baseline_rss_mb'))} |"
             )
             first = ""
+        first_run = size["connect_first_run"]
         out.append(
-            f"| | shred / floor = {size['shred_over_floor']:.2f}; baseline / shred = {size['baseline_over_shred']:.2f}; "
-            f"counts {'agree' if size['counts_agree'] else 'DIFFER'} | | | | | | | | | |"
+            f"| | the Connect server's first run (its JVM new): {first_run['seconds']:.1f} s | | | | "
+            f"{_number(first_run['jit_seconds'])} | | | | | |"
+        )
+        out.append(
+            "| | "
+            + "; ".join(f"{job} / floor = {size[f'{job}_over_floor']:.2f}, baseline / {job} = {size[f'baseline_over_{job}']:.2f}" for job in SHRED_JOBS)
+            + f"; counts {'agree' if size['counts_agree'] else 'DIFFER'} | | | | | | | | | |"
         )
     out += ["", "| target | measured | result |", "|---|---|---|"]
     out += [f"| {t['target']} | {t['measured']} | {'pass' if t['pass'] else 'FAIL'} |" for t in results["targets"]]
     out += ["", "Shred job's phases (ShredReport.phase_seconds), seconds: median of the runs (fastest-slowest).", ""]
-    sizes = results["sizes"]
-    out += ["| phase | " + " | ".join(f"{size['events']:,} events" for size in sizes) + " |", "|---|" + "---:|" * len(sizes)]
-    measured = {p for size in sizes for p in size["jobs"]["shred"].get("phase_seconds", {})}
+    columns = [(size, job) for size in results["sizes"] for job in SHRED_JOBS]
+    out += ["| phase | " + " | ".join(f"{size['events']:,} events, {job}" for size, job in columns) + " |", "|---|" + "---:|" * len(columns)]
+    measured = {p for size, job in columns for p in size["jobs"][job].get("phase_seconds", {})}
     for phase in (p for p in PHASES if p in measured):
-        spreads = [size["jobs"]["shred"].get("phase_seconds", {}).get(phase) for size in sizes]
+        spreads = [size["jobs"][job].get("phase_seconds", {}).get(phase) for size, job in columns]
         out.append(f"| {phase} | " + " | ".join("" if t is None else f"{t['median']:.1f} ({t['min']:.1f}-{t['max']:.1f})" for t in spreads) + " |")
     return "\n".join(out)
 
@@ -479,11 +554,13 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--rebuild", action="store_true", help="generate the data again even if cached")
     parser.add_argument("--output", type=Path, default=RESULTS / "shred.json", help="results file")
     # internal: one timed Spark job (floor or shred) of the one size in --events, in a child process
-    parser.add_argument("--measure", choices=("floor", "shred"), help=argparse.SUPPRESS)
+    parser.add_argument("--measure", choices=("floor", "shred", "shred_connect"), help=argparse.SUPPRESS)
+    parser.add_argument("--remote", help=argparse.SUPPRESS)
+    parser.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.measure is not None:
-        print(json.dumps(measure_job(args.measure, args.events[0], args.master, args.profile)))
+        print(json.dumps(measure_job(args.measure, args.events[0], args.master, args.profile, args.remote, args.server_pid)))
         return
 
     sizes = sorted(set(args.events))

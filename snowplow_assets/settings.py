@@ -31,6 +31,11 @@ class Settings(BaseSettings):
 
     # Spark
     spark_master: str = Field(default="local[*]", description="Spark master URL.")
+    spark_remote: str | None = Field(
+        default=None,
+        description="Spark Connect URL (sc://host:port) of a server to run on instead of a JVM of the run's own, "
+        "such as `snowplow-assets spark-server` starts; the settings of the JVM are then the server's.",
+    )
     spark_driver_memory: str = Field(default="2g", description="spark.driver.memory")
     spark_executor_memory: str | None = Field(default=None, description="spark.executor.memory on a cluster.")
     spark_shuffle_partitions: int = Field(default=8, ge=1, description="spark.sql.shuffle.partitions")
@@ -190,4 +195,6 @@ class Settings(BaseSettings):
         if self.lake.startswith("s3://"):
             config.update(spark_s3_config(self.s3_scheme, self.s3_endpoint_url, self.s3_region))
         config.update(self.spark_conf)
+        if self.spark_remote:
+            config["spark.remote"] = self.spark_remote
         return config

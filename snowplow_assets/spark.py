@@ -1,4 +1,10 @@
-"""The one way this project builds a SparkSession, shared by Dagster runs, the CLI and the benchmarks."""
+"""The one way this project builds a SparkSession, shared by Dagster runs, the CLI and the benchmarks.
+
+With `spark.remote` (SNOWPLOW_SPARK_REMOTE) the session is a Spark Connect client's: the JVM, and with it
+`spark.master`, the driver's memory and JVM options and `spark.jars`, is the server's, which
+spark_connect_server.py starts with this same configuration. The session settings (`spark.sql.*`) are still
+set by each client.
+"""
 
 from __future__ import annotations
 
@@ -43,20 +49,44 @@ def spark_session_config(settings_config: Mapping[str, str]) -> dict[str, str]:
     config["spark.jars"] = ",".join(filter(None, (settings_config.get("spark.jars"), jar and str(jar))))
     if not config["spark.jars"]:
         del config["spark.jars"]
-    # Local Python workers (the DynamoDB event manifest's puts run in them) must use this interpreter and
-    # its packages, not whatever `python3` comes first on PATH. A cluster sets its own.
-    if config.get("spark.master", "").startswith("local") and "PYSPARK_PYTHON" not in os.environ:
-        config.setdefault("spark.pyspark.python", sys.executable)
+    if "spark.remote" in config:
+        # A Spark Connect client sets its session's settings only; the rest are the server's, which
+        # spark_connect_server.py starts with this configuration (Spark refuses a master beside a remote).
+        return {key: value for key, value in config.items() if key == "spark.remote" or key.startswith("spark.sql.")}
     return config
 
 
+def python_workers_interpreter(config: Mapping[str, str]) -> str | None:
+    """The interpreter that local Python workers (the DynamoDB event manifest's puts run in them) must run:
+    this one, with its packages, not whatever `python3` comes first on PATH. None where PYSPARK_PYTHON
+    already names one, or where the master is a cluster's, whose machines have their own."""
+    if config.get("spark.master", "").startswith("local") and "PYSPARK_PYTHON" not in os.environ:
+        return sys.executable
+    return None
+
+
+def use_python_workers_interpreter(config: Mapping[str, str]) -> None:
+    """Give this process's Spark the interpreter of python_workers_interpreter. PySpark reads PYSPARK_PYTHON
+    as its SparkContext starts; `spark.pyspark.python` is read by spark-submit only, never in-process."""
+    if python := python_workers_interpreter(config):
+        os.environ["PYSPARK_PYTHON"] = python
+
+
 def build_spark_session(config: Mapping[str, str], app_name: str = "snowplow-assets") -> SparkSession:
+    """A session on the JVM this process starts, or with `spark.remote` set, a Spark Connect server's."""
+    use_python_workers_interpreter(config)
     builder = SparkSession.builder.appName(app_name)
     for key, value in spark_session_config(config).items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("WARN")
+    if not is_spark_connect(session):
+        session.sparkContext.setLogLevel("WARN")
     return session
+
+
+def is_spark_connect(spark: SparkSession) -> bool:
+    """Whether the session is a Spark Connect client's: its JVM is the server's, out of this process's reach."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 @contextmanager

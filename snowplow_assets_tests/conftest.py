@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gzip
+import json
 import logging
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from pyspark.sql import SparkSession
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.lake import Lake
 from snowplow_assets.spark import build_spark_session
+from snowplow_assets.spark_connect_server import DEFAULT_HOST, RunningServer, free_port
 from snowplow_assets.storage import LocalFileSystem
 
 # The project's default JVM options, so the tests run Spark as a deployment does.
@@ -73,6 +76,30 @@ def moto_server() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def spark() -> SparkSession:
     return build_spark_session(TEST_SPARK_CONFIG, app_name="snowplow-assets-tests")
+
+
+@pytest.fixture(scope="session")
+def spark_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """A Spark Connect server started as users start one, `snowplow-assets spark-server`, with the tests'
+    Spark settings.
+
+    Its clients must be processes of their own: once a Python process has made a Spark Connect session,
+    PySpark builds every column for Spark Connect (SPARK_CONNECT_MODE_ENABLED), and this process's session
+    is classic.
+    """
+    port = free_port()
+    env = {
+        **os.environ,
+        "SNOWPLOW_SPARK_MASTER": TEST_SPARK_CONFIG["spark.master"],
+        "SNOWPLOW_SPARK_DRIVER_MEMORY": TEST_SPARK_CONFIG["spark.driver.memory"],
+        "SNOWPLOW_SPARK_SHUFFLE_PARTITIONS": TEST_SPARK_CONFIG["spark.sql.shuffle.partitions"],
+        "SNOWPLOW_SPARK_CONF": json.dumps({"spark.ui.enabled": "false", "spark.default.parallelism": "2"}),
+    }
+    command = [str(Path(sys.executable).parent / "snowplow-assets"), "spark-server", "--port", str(port)]
+    log = tmp_path_factory.mktemp("spark-connect-server") / "server.log"
+    server = RunningServer.start(command, DEFAULT_HOST, port, log, env)
+    yield server
+    server.stop()
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
 import shlex
+import sys
 
 import pytest
 
@@ -65,3 +66,23 @@ def test_session_conf_restores_what_was_set_and_unsets_what_was_not_even_after_a
             raise RuntimeError("inside")
     assert spark.conf.get("spark.sql.shuffle.partitions") == before != "3"
     assert spark.conf.get("spark.snowplow.test.unset", None) is None
+
+
+def test_a_spark_connect_client_sets_only_its_sessions_settings(monkeypatch):
+    monkeypatch.setenv("SNOWPLOW_SPARK_REMOTE", "sc://spark.example:15002")
+    config = spark_session_config(Settings(_env_file=None).spark_config)
+    assert config["spark.remote"] == "sc://spark.example:15002"
+    assert config["spark.sql.session.timeZone"] == "UTC" and config["spark.sql.codegen.hugeMethodLimit"] == "8000"
+    # Spark refuses a master beside a remote; memory, JVM options and jars are the server's (spark_connect_server.py).
+    assert sorted(k for k in config if not k.startswith("spark.sql.")) == ["spark.remote"]
+
+
+def test_python_workers_run_this_interpreter_with_its_packages(spark):
+    def interpreter(_):
+        import sys
+
+        import pyarrow  # noqa: F401  (partition_tasks.py's batches; not on every python3 on PATH)
+
+        yield sys.executable
+
+    assert spark.sparkContext.parallelize([0], 1).mapPartitions(interpreter).collect() == [sys.executable]

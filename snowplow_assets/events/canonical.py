@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import json
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 from snowplow_assets.events import parse
 from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_INDEX, EnrichedField, FieldType
 from snowplow_assets.events.iglu import IGLU_URI_PATTERN
 from snowplow_assets.events.sql import identifier
-from snowplow_assets.jvm import CANONICAL_LINE_CLASS
+from snowplow_assets.jvm import CANONICAL_LINE_CLASS, CANONICAL_LINE_SPEC_CLASS
 from snowplow_assets.patterns import END
 
 # Month and day pairs that exist in every year. 29 February is canonical only in leap years, which a pattern
@@ -51,6 +52,9 @@ CANONICAL_PATTERNS: dict[FieldType, str] = {
 }
 
 FUNCTION_NAME = "snowplow_canonical_line"
+SPEC_FUNCTION_NAME = "snowplow_canonical_line_spec"
+# Spark's condition for "Can not load class ..., please make sure it is on the classpath".
+_CLASS_NOT_LOADED = "_LEGACY_ERROR_TEMP_1329"
 
 # The fields the function returns the text of, in this order.
 _PICKED = ("event_id", "event_fingerprint", "etl_tstamp", "collector_tstamp")
@@ -79,7 +83,7 @@ def _field_spec(field: EnrichedField) -> dict[str, object]:
 
 
 def function_spec() -> str:
-    """The spec `CanonicalLine` is built with: the line's layout and the rules of canonical form.
+    """The spec the project's jar carries for `CanonicalLine`: the line's layout and the rules of canonical form.
 
     The atomic-events line is returned in two parts around the event id (shred.py's atomic_events_parts):
     `split_at` is its field.
@@ -96,31 +100,41 @@ def function_spec() -> str:
 
 
 def fast_path_available(spark: SparkSession) -> bool:
-    """Whether the session's JVM has the function's class: `spark.jars` names the project's jar
-    (snowplow_assets/spark.py) unless no JDK could build it."""
-    jvm = spark.sparkContext._jvm
-    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    """Whether the session has `snowplow_canonical_line(line)`, registering it once if it can.
+
+    The function's class is in the project's jar (snowplow_assets/jvm/), which a classic session's JVM has
+    through `spark.jars` (snowplow_assets/spark.py), as does a Spark Connect server that
+    `snowplow-assets spark-server` started. Without it (no JDK could build the jar, or another Connect
+    server) there is no fast path. A server whose jar was built from other definitions than this client's
+    (one started before an upgrade) is refused with an error, never used.
+    """
+    return spark.catalog.functionExists(FUNCTION_NAME) or _register(spark)
+
+
+def _register(spark: SparkSession) -> bool:
+    """Register the function unless its class cannot be loaded; the spec's function first, to check it."""
     try:
-        jvm.java.lang.Class.forName(CANONICAL_LINE_CLASS, False, loader)
-    except Exception:  # py4j raises its own wrapper of ClassNotFoundException
+        spark.udf.registerJavaFunction(SPEC_FUNCTION_NAME, CANONICAL_LINE_SPEC_CLASS, "STRING")
+    except AnalysisException as error:
+        if error.getCondition() != _CLASS_NOT_LOADED:
+            raise
         return False
+    if spark.sql(f"SELECT {SPEC_FUNCTION_NAME}()").first()[0] != function_spec():
+        raise RuntimeError(
+            f"the Spark session's {CANONICAL_LINE_CLASS} was built from other definitions than this "
+            "snowplow-assets (a Spark Connect server started before an upgrade?): restart the server "
+            "(`snowplow-assets spark-server`) so that it loads the jar of this version"
+        )
+    spark.udf.registerJavaFunction(FUNCTION_NAME, CANONICAL_LINE_CLASS, _RESULT_TYPE)
     return True
-
-
-def register_function(spark: SparkSession) -> None:
-    """Register `snowplow_canonical_line(line)` in the session, once."""
-    if spark.catalog.functionExists(FUNCTION_NAME):
-        return
-    jvm, session = spark.sparkContext._jvm, spark._jsparkSession
-    function = getattr(jvm, CANONICAL_LINE_CLASS)(function_spec())
-    session.udf().register(FUNCTION_NAME, function, jvm.org.apache.spark.sql.types.DataType.fromDDL(_RESULT_TYPE))
 
 
 def parse_canonical(lines: DataFrame, line_column: str = "line") -> DataFrame:
     """The input columns plus `canonical`, and for canonical lines the values shredding needs, named as
     parse_enriched names them, and the event's output parts: `atomic_head` and `atomic_tail` (shred.py's
     atomic_events_parts) and `root_tstamp`. Every other column is null on a line that is not canonical."""
-    register_function(lines.sparkSession)
+    if not fast_path_available(lines.sparkSession):
+        raise RuntimeError(f"the shredder's fast path needs {CANONICAL_LINE_CLASS} (snowplow_assets/jvm/)")
     inputs = [identifier(c) for c in lines.columns]
     checked = lines.selectExpr(*inputs, f"{FUNCTION_NAME}({identifier(line_column)}) AS _canonical")
 

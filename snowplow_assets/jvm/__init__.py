@@ -3,14 +3,17 @@ driver's default JVM options, which concern the same JVM, are in driver_options.
 
 Only what Spark SQL cannot do fast enough lives here: today the shredder's fast path for canonical lines
 (`CanonicalLine`, used by snowplow_assets/events/canonical.py). The Java holds mechanism only; what it
-checks and renders comes from the Python definitions, passed in as a spec.
+checks and renders comes from the Python definitions, as a spec that the jar carries as a resource: Spark
+then creates the function from its class name alone, which is all a Spark Connect client can hand over.
 
 The jar is built with the JDK's `javac` against the installed PySpark's jars and cached under
-`SNOWPLOW_JVM_CACHE` (default `~/.cache/snowplow-assets/jvm`), named by a hash of the sources and the
-PySpark version, so a change to either builds a new one and nothing needs a build step at install time.
-`spark.jars` carries it to the driver and, on a cluster, to every executor. Without a JDK (`javac` in
-`JAVA_HOME/bin` or on PATH), with a JDK older than 17, or where the cache cannot be written, there is no
-jar: every line then takes the full parser, which is correct, only slower (benchmarks/README.md).
+`SNOWPLOW_JVM_CACHE` (default `~/.cache/snowplow-assets/jvm`), named by a hash of the sources, the spec and
+the PySpark version, so a change to any of them builds a new one and nothing needs a build step at install
+time. `spark.jars` carries it to the driver and, on a cluster, to every executor; a Spark Connect server
+started by `snowplow-assets spark-server` has it the same way (another server needs it in its `spark.jars`).
+Without a JDK (`javac` in `JAVA_HOME/bin` or on PATH), with a JDK older than 17, or where the cache cannot
+be written, there is no jar: every line then takes the full parser, which is correct, only slower
+(benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ import pyspark
 
 SOURCES = Path(__file__).parent / "src"
 CANONICAL_LINE_CLASS = "snowplow_assets.jvm.CanonicalLine"
+CANONICAL_LINE_SPEC_CLASS = "snowplow_assets.jvm.CanonicalLineSpec"
+# Beside the class, where CanonicalLine.bundledSpec() looks for it.
+CANONICAL_LINE_SPEC_RESOURCE = "snowplow_assets/jvm/canonical_line_spec.json"
 # What the jar is compiled for: the Java that PySpark 4 needs. An older javac cannot build it.
 JAVA_RELEASE = 17
 
@@ -62,9 +68,12 @@ def _cache_dir() -> Path:
 def functions_jar() -> Path | None:
     """The jar of the project's Spark functions, built if needed; None when no JDK can build it."""
     sources = sorted(SOURCES.rglob("*.java"))
+    resources = _resources()
     digest = hashlib.sha256(pyspark.__version__.encode())
     for source in sources:
         digest.update(source.relative_to(SOURCES).as_posix().encode() + b"\0" + source.read_bytes())
+    for name, content in sorted(resources.items()):
+        digest.update(name.encode() + b"\0" + content)
     jar = _cache_dir() / f"snowplow-assets-functions-{digest.hexdigest()[:16]}.jar"
     if jar.is_file():
         return jar
@@ -78,14 +87,22 @@ def functions_jar() -> Path | None:
                     "version unknown" if version is None else f"version {version}")
         return None
     try:
-        _build(javac, sources, jar)
+        _build(javac, sources, resources, jar)
     except OSError as error:  # e.g. a read-only home: run without the fast path rather than not at all
         log.warning("could not build %s (%s): the shredder's fast path is off", jar, error)
         return None
     return jar
 
 
-def _build(javac: str, sources: list[Path], jar: Path) -> None:
+def _resources() -> dict[str, bytes]:
+    """What the jar carries besides its classes: the spec of CanonicalLine, so that Spark can create the
+    function from its class name alone (a Spark Connect client has no other way to hand it over)."""
+    from snowplow_assets.events.canonical import function_spec  # the events package imports this one
+
+    return {CANONICAL_LINE_SPEC_RESOURCE: function_spec().encode()}
+
+
+def _build(javac: str, sources: list[Path], resources: dict[str, bytes], jar: Path) -> None:
     spark_jars = Path(pyspark.__file__).parent / "jars"
     jar.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=jar.parent) as work:
@@ -98,4 +115,6 @@ def _build(javac: str, sources: list[Path], jar: Path) -> None:
         with zipfile.ZipFile(built, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(classes.rglob("*.class")):
                 archive.write(path, path.relative_to(classes).as_posix())
+            for name, content in sorted(resources.items()):
+                archive.writestr(name, content)
         os.replace(built, jar)  # atomic: a concurrent build never leaves a half-written jar under the name

@@ -43,6 +43,7 @@ from datetime import datetime, timezone
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from snowplow_assets.lake import validate_run_folder
 from snowplow_assets.storage import LakeFileSystem
@@ -62,9 +63,15 @@ UNCHECKED = "unchecked"  # a pair with a null fingerprint, which is never checke
 
 # One row per distinct pair of the kept events (a null fingerprint once per event_id), and with id claims
 # one row per distinct event_id (kind = id, fingerprint null).
-STATUS_SCHEMA = "event_id STRING, fingerprint STRING, kind STRING, status STRING, error STRING, retries INT"
+STATUS_SCHEMA = StructType(
+    [StructField(name, StringType()) for name in ("event_id", "fingerprint", "kind", "status", "error")]
+    + [StructField("retries", IntegerType())]
+)
 # What a lookup returns for a key that has an entry (live or expired); a null fingerprint is an id claim.
-ENTRY_SCHEMA = "event_id STRING, fingerprint STRING, run STRING, etl_time BIGINT, ttl BIGINT"
+ENTRY_SCHEMA = StructType(
+    [StructField(name, StringType()) for name in ("event_id", "fingerprint", "run")]
+    + [StructField(name, LongType()) for name in ("etl_time", "ttl")]
+)
 
 Clock = Callable[[], datetime]
 

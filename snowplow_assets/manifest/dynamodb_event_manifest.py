@@ -16,7 +16,8 @@ test is the batch's run folder rather than its etlTime (why: manifest/base.py), 
 as absent, because DynamoDB deletes expired items only eventually (often days later) and until then they
 must not cause drops.
 
-**Where the puts run.** On the Spark executors, with boto3. The kept events are grouped by event_id first,
+**Where the puts run.** In the Spark executors' Python workers, with boto3 (partition_tasks.py, so a Spark
+Connect server runs them as a classic session does). The kept events are grouped by event_id first,
 so every key is written by exactly one task, once: the id claim first, then each distinct fingerprint of
 that id. Each task keeps a few puts in flight from a small thread pool; the client is created per task
 from `DynamoDbConfig`, so executors use their own AWS credentials (instance profile, environment).
@@ -66,6 +67,7 @@ from snowplow_assets.manifest.base import (
     status_counts,
     utc_now,
 )
+from snowplow_assets.partition_tasks import map_partitions
 from snowplow_assets.storage import LakeFileSystem
 
 CONDITION = "(attribute_not_exists(eventId) AND attribute_not_exists(fingerprint)) OR #run = :run OR #ttl <= :now"
@@ -143,20 +145,19 @@ class DynamoDbEventManifest(EventManifest):
         task = partial(
             _check_partition, self.config, batch.run, batch.etl_time, batch.ttl(self.ttl_days), self.now(), claim_ids
         )
-        statuses = kept.sparkSession.createDataFrame(groups.rdd.mapPartitions(task), STATUS_SCHEMA)
+        statuses = map_partitions(groups, task, STATUS_SCHEMA)
         findings = self.fs.spark_path(join_uri(work, "findings"))
         counts = _materialise(statuses, findings)
         return ManifestCheck(kept.sparkSession.read.schema(STATUS_SCHEMA).parquet(findings), counts)
 
     def lookup(self, keys: DataFrame) -> DataFrame:
         task = partial(_lookup_partition, self.config)
-        found = keys.select("event_id", "fingerprint").distinct().rdd.mapPartitions(task)
-        return keys.sparkSession.createDataFrame(found, ENTRY_SCHEMA)
+        return map_partitions(keys.select("event_id", "fingerprint").distinct(), task, ENTRY_SCHEMA)
 
     def _record_owned(self, batches: list[Batch], owned: DataFrame, work: str) -> dict[str, int]:
         # Item by item: an item a batch held before and no longer owns stays until its TTL deletes it.
         task = partial(_record_partition, self.config, self.now())
-        statuses = owned.sparkSession.createDataFrame(owned.rdd.mapPartitions(task), STATUS_SCHEMA)
+        statuses = map_partitions(owned, task, STATUS_SCHEMA)
         return _materialise(statuses, self.fs.spark_path(join_uri(work, "findings")))
 
 

@@ -3,7 +3,8 @@ import zipfile
 import pytest
 
 from snowplow_assets import jvm
-from snowplow_assets.events.canonical import fast_path_available
+from snowplow_assets.events import canonical
+from snowplow_assets.events.canonical import fast_path_available, function_spec
 
 
 @pytest.fixture
@@ -19,7 +20,9 @@ def test_the_jar_is_built_once_per_source_version_and_holds_the_functions(fresh_
     jar = jvm.functions_jar()
     assert jar is not None and jar.parent == fresh_build
     with zipfile.ZipFile(jar) as archive:
-        assert jvm.CANONICAL_LINE_CLASS.replace(".", "/") + ".class" in archive.namelist()
+        for name in (jvm.CANONICAL_LINE_CLASS, jvm.CANONICAL_LINE_SPEC_CLASS):
+            assert name.replace(".", "/") + ".class" in archive.namelist()
+        assert archive.read(jvm.CANONICAL_LINE_SPEC_RESOURCE).decode() == function_spec()
     built = jar.stat().st_mtime_ns
     jvm.functions_jar.cache_clear()
     assert jvm.functions_jar() == jar and jar.stat().st_mtime_ns == built, "a cached jar is not built again"
@@ -43,6 +46,32 @@ def test_a_source_that_does_not_compile_is_a_clear_error(fresh_build, tmp_path_f
 
 def test_the_test_session_has_the_functions(spark):
     assert fast_path_available(spark)
+    assert spark.sql(f"SELECT {canonical.SPEC_FUNCTION_NAME}()").first()[0] == function_spec(), "the jar's spec, read in Java"
+
+
+def test_other_definitions_build_another_jar(fresh_build, monkeypatch):
+    jar = jvm.functions_jar()
+    jvm.functions_jar.cache_clear()
+    monkeypatch.setattr(canonical, "function_spec", lambda: '{"fields": []}')
+    other = jvm.functions_jar()
+    assert other != jar and other.is_file() and jar.is_file()
+
+
+def test_a_function_built_from_other_definitions_is_refused(spark, monkeypatch):
+    """As from a Spark Connect server started before an upgrade: its jar's spec is not the client's."""
+    session = spark.newSession()  # the same JVM, functions of its own
+    monkeypatch.setattr(canonical, "function_spec", lambda: '{"fields": []}')
+    with pytest.raises(RuntimeError, match="built from other definitions than this snowplow-assets"):
+        fast_path_available(session)
+    assert not session.catalog.functionExists(canonical.FUNCTION_NAME), "never registered, never used"
+
+
+def test_a_session_without_the_jar_has_no_fast_path(spark, tmp_path, monkeypatch):
+    """As a Spark Connect server without the project's jar, or a machine without a JDK: the class is missing."""
+    session = spark.newSession()
+    monkeypatch.setattr(canonical, "CANONICAL_LINE_SPEC_CLASS", "snowplow_assets.jvm.NoSuchClass")
+    assert not fast_path_available(session)
+    assert not session.catalog.functionExists(canonical.FUNCTION_NAME)
 
 
 def test_a_cache_that_cannot_be_written_means_no_jar_not_a_failure(fresh_build, monkeypatch):

@@ -13,7 +13,7 @@ from snowplow_assets.defs.resources.lake import LakeResource
 from snowplow_assets.defs.resources.shredder import ShredResource
 from snowplow_assets.defs.resources.web_models import WebModelsResource
 from snowplow_assets.settings import Settings
-from snowplow_assets.spark import spark_session_config
+from snowplow_assets.spark import spark_session_config, use_python_workers_interpreter
 
 __all__ = [
     "EVENT_MANIFEST_TAG",
@@ -28,6 +28,7 @@ __all__ = [
 
 
 def build_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
+    use_python_workers_interpreter(settings.spark_config)  # before the lazy SparkSession starts
     return {
         "lake": LakeResource(
             root=settings.lake,

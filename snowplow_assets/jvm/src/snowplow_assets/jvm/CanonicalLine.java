@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -28,6 +29,8 @@ import org.apache.spark.sql.api.java.UDF1;
  *
  * <p>What the line must look like comes from a spec that canonical.py builds from the Python definitions
  * (field layout, patterns, wrapper schemas, the Iglu URI pattern), so this class holds the mechanism only.
+ * The spec is a resource of the jar, next to this class, so that Spark can create the function by its class
+ * name alone, as a Spark Connect client registers it; CanonicalLineSpec tells the client which spec that is.
  * It returns null for every line it does not take, and the full parser (parse.py), the one definition of
  * what is valid, decides about those. It takes a line only when the result is certain to be the full
  * parser's: anything unusual (JSON that only Spark's lenient reader accepts, a repeated key, text after
@@ -52,12 +55,22 @@ public final class CanonicalLine implements UDF1<String, Row> {
       .build();
 
   private static final Object DEFER = new Object();
+  private static final String SPEC_RESOURCE = "canonical_line_spec.json";
 
   private final String spec;
   private transient volatile ThreadLocal<Worker> workers;
 
-  public CanonicalLine(String spec) {
-    this.spec = spec;
+  /** The function with the spec its jar was built with: how Spark, classic or Connect, instantiates it. */
+  public CanonicalLine() throws IOException {
+    this.spec = bundledSpec();
+  }
+
+  /** The spec canonical.py wrote into the jar (snowplow_assets/jvm/__init__.py builds the jar with it). */
+  static String bundledSpec() throws IOException {
+    try (InputStream in = CanonicalLine.class.getResourceAsStream(SPEC_RESOURCE)) {
+      if (in == null) throw new IOException("the jar has no " + SPEC_RESOURCE);
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
   }
 
   /** The spec, compiled on first use of each function object: it travels to executors as its text. */

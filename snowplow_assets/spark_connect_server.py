@@ -1,0 +1,101 @@
+"""A long-lived Spark Connect server, so that Dagster runs share one JVM instead of starting one each.
+
+Each Dagster run is a process of its own, and with a local master each starts a JVM, which spends about a
+third of a shred run's CPU compiling Spark's code and the code Spark generates (benchmarks/README.md). Runs
+that connect to a server (SNOWPLOW_SPARK_REMOTE=sc://host:port) share its JVM, compiled once and warm from
+then on. The server is Spark's own, from PySpark's jars, started with this project's configuration
+(spark.py): the same master, driver memory, JVM options and jar of the project's functions as a run's own
+JVM would get. Each client keeps a session of its own, with its own SQL settings and functions.
+
+It binds to 127.0.0.1 unless told otherwise: Spark Connect has no authentication of its own, and whoever
+reaches the port can run any query as the server's user.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyspark
+
+from snowplow_assets.spark import python_workers_interpreter, spark_session_config
+
+SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 15002
+
+
+def spark_connect_server_command(config: Mapping[str, str], host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> list[str]:
+    """The `spark-submit` command that runs the server in the foreground with the given Spark settings."""
+    server_config = spark_session_config({key: value for key, value in config.items() if key != "spark.remote"})
+    server_config["spark.connect.grpc.binding.address"] = host
+    server_config["spark.connect.grpc.binding.port"] = str(port)
+    command = [str(Path(pyspark.__file__).parent / "bin" / "spark-submit"), "--class", SERVER_CLASS]
+    command += ["--name", "snowplow-assets Spark Connect server"]
+    for key, value in sorted(server_config.items()):
+        command += ["--conf", f"{key}={value}"]
+    # spark-submit wants an application; the server's class is already on the classpath.
+    return [*command, "spark-internal"]
+
+
+def spark_connect_server_environment(config: Mapping[str, str], environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """The server's environment: `environ`, and PYSPARK_PYTHON, from which a Spark Connect server too takes
+    the interpreter of its Python workers (spark.py's python_workers_interpreter)."""
+    python = python_workers_interpreter({key: value for key, value in config.items() if key != "spark.remote"})
+    return {**environ, **({"PYSPARK_PYTHON": python} if python and "PYSPARK_PYTHON" not in environ else {})}
+
+
+@dataclass
+class RunningServer:
+    """A server process started by this one (the benchmarks and the tests start theirs so)."""
+
+    process: subprocess.Popen
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"sc://{self.host}:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        """The JVM's: `snowplow-assets spark-server` execs spark-submit, which execs the JVM in the end."""
+        return self.process.pid
+
+    @classmethod
+    def start(
+        cls, command: list[str], host: str, port: int, log: Path, env: Mapping[str, str] | None = None, timeout: float = 180
+    ) -> RunningServer:
+        """Run `command` (the server's, on `port`) with its output in `log`, and wait until the port listens."""
+        with log.open("w") as output:
+            process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"the Spark Connect server stopped (exit {process.returncode}); see {log}")
+            with socket.socket() as client:
+                if client.connect_ex((host, port)) == 0:
+                    return cls(process, host, port)
+            time.sleep(0.5)
+        process.kill()
+        raise RuntimeError(f"the Spark Connect server did not listen on {host}:{port} within {timeout:g} s; see {log}")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def free_port(host: str = DEFAULT_HOST) -> int:
+    """A port nothing listens on now (another process may take it before the server does: rare, and loud)."""
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]

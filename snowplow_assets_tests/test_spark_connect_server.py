@@ -1,0 +1,108 @@
+"""The Spark Connect server that runs share (snowplow_assets/spark_connect_server.py), and runs on it.
+
+The server is real, started by `snowplow-assets spark-server` (the `spark_connect_server` fixture), and its
+clients are processes of their own, as Dagster runs are.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import boto3
+import dagster as dg
+from click.testing import CliRunner
+
+from snowplow_assets.cli import main
+from snowplow_assets.jvm import functions_jar
+from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
+from snowplow_assets.lake import Lake
+from snowplow_assets.settings import Settings
+from snowplow_assets.spark_connect_server import SERVER_CLASS, spark_connect_server_command
+from snowplow_assets_tests.conftest import read_lines, write_run_folder
+from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
+from snowplow_assets_tests.manifest.conftest import REGION, new_table
+
+OTHER_RUN = "run=2026-03-01-11-00-00"
+CLI = str(Path(sys.executable).parent / "snowplow-assets")
+
+
+def _confs(command: list[str]) -> dict[str, str]:
+    return dict(command[i + 1].split("=", 1) for i, part in enumerate(command) if part == "--conf")
+
+
+def test_the_server_runs_with_the_projects_spark_settings_on_the_loopback_address(monkeypatch):
+    monkeypatch.setenv("SNOWPLOW_SPARK_REMOTE", "sc://elsewhere:15002")  # a client's setting, not the server's
+    command = spark_connect_server_command(Settings(_env_file=None).spark_config, port=15099)
+    assert Path(command[0]).name == "spark-submit" and command[command.index("--class") + 1] == SERVER_CLASS
+    confs = _confs(command)
+    assert (confs["spark.connect.grpc.binding.address"], confs["spark.connect.grpc.binding.port"]) == ("127.0.0.1", "15099")
+    assert confs["spark.master"] == "local[*]" and confs["spark.driver.memory"] == "2g"
+    assert confs["spark.driver.extraJavaOptions"] == f"{DEFAULT_DRIVER_JAVA_OPTIONS} -Duser.timezone=UTC"
+    assert confs["spark.jars"] == str(functions_jar()), "the server holds the shredder's fast path"
+    assert confs["spark.hadoop.fs.file.impl"] == "org.apache.hadoop.fs.RawLocalFileSystem"
+    assert "spark.remote" not in confs
+
+
+def test_a_client_of_the_server_has_the_fast_path(spark_connect_server):
+    script = (
+        "from snowplow_assets.spark import build_spark_session, is_spark_connect\n"
+        "from snowplow_assets.events.canonical import fast_path_available\n"
+        f"spark = build_spark_session({{'spark.remote': {spark_connect_server.url!r}}})\n"
+        "print(is_spark_connect(spark), fast_path_available(spark), spark.conf.get('spark.sql.session.timeZone'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "UTC"]
+
+
+def _shredded(lake: Lake, run: str) -> tuple[list[str], int]:
+    good, bad = Path(lake.shredded_good(run)), Path(lake.shredded_bad(run))
+    return read_lines(good), len(read_lines(bad))
+
+
+def test_runs_on_the_server_shred_as_runs_in_a_jvm_of_their_own(
+    tmp_path, monkeypatch, spark, spark_connect_server, moto_server
+):
+    """`snowplow-assets process` with SNOWPLOW_SPARK_REMOTE: Dagster runs of two folders on the server, the
+    second's events copies of the first's, checked in DynamoDB from the server's Python workers. The same
+    folders shredded by the same command in this process's classic session come out the same."""
+    dynamodb = boto3.client("dynamodb", region_name=REGION, endpoint_url=moto_server)
+    outputs = {}
+    for place in ("connect", "classic"):
+        lake, table = Lake(str(tmp_path / place / "lake")), new_table(moto_server, place)
+        write_run_folder(lake, RUN, GOLDEN_INPUT)
+        write_run_folder(lake, OTHER_RUN, GOLDEN_INPUT[:3])
+        home = tmp_path / place / "dagster_home"
+        home.mkdir()
+        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+        env = {
+            "DAGSTER_HOME": str(home),
+            "SNOWPLOW_LAKE": lake.root,
+            "SNOWPLOW_WEB_MODELS": "",
+            "SNOWPLOW_EVENT_MANIFEST": "dynamodb",
+            "SNOWPLOW_EVENT_MANIFEST_DYNAMODB_TABLE": table.table,
+            "SNOWPLOW_EVENT_MANIFEST_DYNAMODB_REGION": REGION,
+            "SNOWPLOW_EVENT_MANIFEST_DYNAMODB_ENDPOINT_URL": moto_server,
+        }
+        if place == "connect":
+            env["SNOWPLOW_SPARK_REMOTE"] = spark_connect_server.url
+            done = subprocess.run([CLI, "process"], env={**os.environ, **env}, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stdout + done.stderr
+            # A JVM announces the default options' compiler directives as it starts: the client started none.
+            assert "compiler directives" not in done.stderr
+            assert "fast path is not in this Spark session" not in done.stdout + done.stderr
+        else:
+            for key, value in env.items():
+                monkeypatch.setenv(key, value)
+            done = CliRunner().invoke(main, ["process"])
+            assert done.exit_code == 0, done.output
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            runs = instance.get_run_records(dg.RunsFilter(job_name="shred_enriched_run"))
+            assert [r.dagster_run.status for r in runs] == [dg.DagsterRunStatus.SUCCESS] * 2
+        items = dynamodb.scan(TableName=table.table, ConsistentRead=True)["Items"]
+        outputs[place] = (_shredded(lake, RUN), _shredded(lake, OTHER_RUN), sorted(i["eventId"]["S"] for i in items))
+    (good, bad), _, items = outputs["connect"]
+    assert (len(read_lines(Path(Lake(str(tmp_path / "connect" / "lake")).shredded_good(RUN)) / "atomic-events")), bad) == (4, 2)
+    assert items, "the server's workers wrote the manifest"
+    assert outputs["connect"] == outputs["classic"]
