@@ -30,6 +30,7 @@ def map_partitions(frame: DataFrame, task: PartitionTask, schema: StructType) ->
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         results = iter(task(row for batch in batches for row in batch.to_pylist()))
         while chunk := list(islice(results, RESULT_BATCH_ROWS)):
-            yield pa.RecordBatch.from_arrays([pa.array(column) for column in zip(*chunk)], schema=arrow_schema)
+            columns = [pa.array(values, type=field.type) for values, field in zip(zip(*chunk), arrow_schema)]
+            yield pa.RecordBatch.from_arrays(columns, schema=arrow_schema)
 
     return frame.mapInArrow(run, schema)
