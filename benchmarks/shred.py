@@ -5,8 +5,8 @@
 For each size it generates (once; cached under benchmarks/work/shred/<events>/) one run folder of that many
 distinct enriched events with the generator's default defects (2% natural duplicates, 1% synthetic
 duplicates, 1% bad lines; `snowplow-assets generate enriched`), in `--files` plain TSV part files. Then it
-repeats `--runs` rounds of three jobs, in this order so that a change in the machine's load hits all
-three alike, each in a process of its own:
+repeats `--runs` rounds of four jobs, in this order so that a change in the machine's load hits all
+four alike, each in a process of its own:
 
 - **floor**: a Spark job on the same master that reads the run folder's files as text and writes the lines
   back unchanged. No job that reads and writes these bytes can be faster.
@@ -15,26 +15,32 @@ three alike, each in a process of its own:
   manifest with cross-batch synthetic renames. Timed from the call to the published output, marker
   included. The manifest and the output are removed before every run, so every run is the same first
   batch (a manifest that already holds other batches adds a read of their entries; not measured here).
+- **shred_connect**: the same, as a client of a long-lived Spark Connect server
+  (snowplow_assets/spark_connect_server.py), as Dagster runs with SNOWPLOW_SPARK_REMOTE are. Each size
+  gets a new server with the same settings; its first run, which compiles everything, comes before the
+  rounds and is reported apart.
 - **baseline**: benchmarks/single_process_baseline.py: the same job, written as a fair streaming Python
-  program without Spark. Its counts are checked against the shred job's.
+  program without Spark. Its counts are checked against the shred jobs'.
 
-A process per Spark job means a new JVM per job, as a Dagster run of the shred job gets: so each run pays
-for compiling Spark's generated code, reported as JIT seconds (the JVM's compilation time, spent on the
-same two cores), and its memory peaks are its own. Spark's start is not timed.
+A process per Spark job means a new JVM per floor and shred job, as a Dagster run of the shred job gets by
+default: so each run pays for compiling Spark's generated code, reported as JIT seconds (the JVM's
+compilation time, spent on the same two cores, from its performance counters), and its memory peaks are its
+own. A shred_connect run's JVM figures are the server's. Spark's start is not timed.
 
 Spark runs on `--master` (default `local[2]`) with the project's other settings (SNOWPLOW_* variables;
-driver memory 2g and SNOWPLOW_SPARK_JAVA_OPTIONS by default). Each figure is the median of the runs, with the fastest and slowest shown.
-Memory is the peak of each run: the driver's Python process and the JVM as resident set sizes (the peak
-counters of /proc/<pid>/status, reset before each run), and the JVM heap as the sum of the heap pools' peak
-usage (MemoryPoolMXBean via py4j; an upper bound of the true peak, as pools peak at different moments).
-The baseline reports its own peak RSS.
+driver memory 2g and SNOWPLOW_SPARK_JAVA_OPTIONS by default). Each figure is the median of the runs, with
+the fastest and slowest shown. Memory is the peak of each run: the driver's Python process and the JVM as
+resident set sizes (the peak counters of /proc/<pid>/status, reset before each run), and the JVM heap as the
+sum of the heap pools' peak usage (MemoryPoolMXBean via py4j; an upper bound of the true peak, as pools peak
+at different moments; not for a server, whose beans a client cannot reach). The baseline reports its own
+peak RSS.
 
-Targets, each reported as measured: shred at most 2.5 x the floor; shred at least 2 x faster than the
-baseline; peak memory that does not grow with batch size (the largest size's shred peaks at most 1.25 x the
-smallest size's, for 4 x the events with the defaults).
+Targets, each reported as measured, for shred and shred_connect alike: at most 2.5 x the floor; at least
+2 x faster than the baseline; peak memory that does not grow with batch size (the largest size's peaks at
+most 1.25 x the smallest size's, for 4 x the events with the defaults).
 
 Results go to benchmarks/results/shred.json with the machine (cores, RAM, Python, Java, Spark versions) and
-the load average, and a table on stdout, followed by the shred job's phases (ShredReport.phase_seconds:
+the load average, and a table on stdout, followed by the shred jobs' phases (ShredReport.phase_seconds:
 parse, full parser, decisions, event manifest, summary, output, publish), median and spread. `--profile`
 also enables Spark's event log (benchmarks/work/spark-events/, for the history server) and prints the
 stages of the last shred run, slowest first.
@@ -260,7 +266,9 @@ def measure_job(
     files = sorted(str(p) for p in (paths.lake / "enriched" / RUN).glob("part-*"))
     config = _spark_config(master, profile)
     spark = build_spark_session({**config, **({"spark.remote": remote} if remote else {})}, app_name=f"benchmark-shred-{job}-{events}")
-    probe = MemoryProbe(server_pid, []) if remote and server_pid else MemoryProbe.of_session(spark)
+    if remote and server_pid is None:
+        raise ValueError("a run on a Spark Connect server needs the server's pid for its JVM figures")
+    probe = MemoryProbe(server_pid, []) if server_pid is not None else MemoryProbe.of_session(spark)
     fs, lake = LocalFileSystem(), Lake(str(paths.lake))
     options = ShredOptions(
         dedup=InBatchDedup(natural=True, synthetic=True),
