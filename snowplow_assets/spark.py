@@ -41,6 +41,11 @@ DEFAULT_SPARK_CONFIG: dict[str, str] = {
 
 def spark_session_config(settings_config: Mapping[str, str]) -> dict[str, str]:
     config = {**DEFAULT_SPARK_CONFIG, **settings_config, **REQUIRED_SPARK_CONFIG}
+    if "spark.remote" in config:
+        # A Spark Connect client sets its session's settings only; the rest, the project's jar among them, are
+        # the server's, which spark_connect_server.py starts with this configuration (Spark refuses a master
+        # beside a remote). So a client neither builds the jar nor warns that it has no JDK to build it.
+        return {key: value for key, value in config.items() if key == "spark.remote" or key.startswith("spark.sql.")}
     # JVM options are one string per JVM: keep the settings' tuning and put the required ones last, so they win.
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         config[key] = " ".join(filter(None, (settings_config.get(key), REQUIRED_SPARK_CONFIG[key])))
@@ -49,10 +54,6 @@ def spark_session_config(settings_config: Mapping[str, str]) -> dict[str, str]:
     config["spark.jars"] = ",".join(filter(None, (settings_config.get("spark.jars"), jar and str(jar))))
     if not config["spark.jars"]:
         del config["spark.jars"]
-    if "spark.remote" in config:
-        # A Spark Connect client sets its session's settings only; the rest are the server's, which
-        # spark_connect_server.py starts with this configuration (Spark refuses a master beside a remote).
-        return {key: value for key, value in config.items() if key == "spark.remote" or key.startswith("spark.sql.")}
     return config
 
 
