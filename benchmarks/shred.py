@@ -156,6 +156,25 @@ class MemoryProbe:
         return peaks
 
 
+def cpu_steal_seconds() -> float:
+    """CPU seconds that the host gave to others while this virtual machine's vCPUs wanted them, summed over
+    the vCPUs since boot (`steal` in /proc/stat; 0 on bare metal). The machine's drift (benchmarks/README.md)
+    is largely this: a run whose share is high was measured on a machine that was partly elsewhere."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else 0.0
+
+
+class StealMeter:
+    """The share of the machine's CPU time stolen by its host over one measured call, in percent."""
+
+    def __init__(self) -> None:
+        self.started, self.stolen = time.perf_counter(), cpu_steal_seconds()
+
+    def percent(self) -> float:
+        elapsed = (time.perf_counter() - self.started) * (os.cpu_count() or 1)
+        return round(100 * (cpu_steal_seconds() - self.stolen) / elapsed, 1)
+
+
 def jvm_seconds(pid: int) -> tuple[float, float]:
     """Seconds the JVM's JIT compilers and garbage collectors have spent so far, from its performance
     counters (`jcmd PID PerfCounter.print`), which reach a Spark Connect server's JVM as well as a driver's."""
@@ -288,9 +307,10 @@ def measure_job(
     jit_before, gc_before = jvm_seconds(probe.jvm_pid)
     load = os.getloadavg()[0]
     probe.reset()
-    started = time.perf_counter()
+    started, steal = time.perf_counter(), StealMeter()
     report = action()
     seconds = time.perf_counter() - started
+    stolen = steal.percent()
     peaks = probe.peaks()
     jit_after, gc_after = jvm_seconds(probe.jvm_pid)
     paths.clean()
@@ -301,6 +321,7 @@ def measure_job(
             "jit_seconds": round(jit_after - jit_before, 1),
             "gc_seconds": round(gc_after - gc_before, 1),
             "load_average": round(load, 2),
+            "cpu_steal_percent": stolen,
         },
         "spark_config": dict(sorted(spark_session_config(config).items())),
         "java": _java_version(probe.jvm_pid),
@@ -345,9 +366,16 @@ def run_baseline(events: int) -> dict[str, Any]:
     paths.clean()
     load = os.getloadavg()[0]
     command = [sys.executable, str(BASELINE), "--output", str(paths.baseline), *files]
+    steal = StealMeter()
     result = json.loads(subprocess.run(command, stdout=subprocess.PIPE, check=True, text=True).stdout)
+    stolen = steal.percent()
     paths.clean()
-    sample = {"seconds": round(result["seconds"], 2), "baseline_rss_mb": result["peak_rss_mb"], "load_average": round(load, 2)}
+    sample = {
+        "seconds": round(result["seconds"], 2),
+        "baseline_rss_mb": result["peak_rss_mb"],
+        "load_average": round(load, 2),
+        "cpu_steal_percent": stolen,
+    }
     return {"sample": sample, "counts": result["counts"]}
 
 
@@ -421,7 +449,7 @@ def summarise(size: dict[str, Any], generated: dict[str, Any]) -> dict[str, Any]
     for job, samples in size["samples"].items():
         seconds = _spread([s["seconds"] for s in samples])
         memory = {k: max(s[k] for s in samples) for k in samples[0] if k.endswith("_mb")}
-        medians = {k: statistics.median(s[k] for s in samples) for k in ("jit_seconds", "gc_seconds", "load_average") if k in samples[0]}
+        medians = {k: statistics.median(s[k] for s in samples) for k in ("jit_seconds", "gc_seconds", "load_average", "cpu_steal_percent") if k in samples[0]}
         jobs[job] = {
             "seconds": seconds,
             "events_per_second": round(size["events"] / seconds["median"]),
@@ -502,10 +530,11 @@ def table(results: dict[str, Any]) -> str:
         f"start a new JVM, shred_connect is a client of a server started for the size; JIT: of that, seconds "
         f"the JVM spent compiling code (median). Memory: highest peak of the runs, MB (the server's JVM for "
         f"shred_connect, whose heap the client cannot read). "
-        f"Load: median 1-minute load average at the start of the runs.",
+        f"Load: median 1-minute load average at the start of the runs. Steal: median share of the machine's "
+        f"CPU time its host took for others during the runs (/proc/stat), which slows every job.",
         "",
-        "| events (lines, input) | job | seconds | events/s | lines/s | JIT s | load | driver RSS | JVM RSS | JVM heap | baseline RSS |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| events (lines, input) | job | seconds | events/s | lines/s | JIT s | load | steal % | driver RSS | JVM RSS | JVM heap | baseline RSS |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     labels = {
         "floor": "floor: Spark reads the lines, writes them back",
@@ -520,7 +549,7 @@ def table(results: dict[str, Any]) -> str:
             s, peak = data["seconds"], data["peak_mb"]
             out.append(
                 f"| {first} | {labels[job]} | {s['median']:.1f} ({s['min']:.1f}-{s['max']:.1f}) | {data['events_per_second']:,} | {data['lines_per_second']:,} "
-                f"| {_number(data.get('jit_seconds'))} | {data['load_average']:.1f} "
+                f"| {_number(data.get('jit_seconds'))} | {data['load_average']:.1f} | {_number(data.get('cpu_steal_percent'))} "
                 f"| {_mb(peak.get('driver_rss_mb'))} | {_mb(peak.get('jvm_rss_mb'))} | {_mb(peak.get('jvm_heap_mb'))} "
                 f"| {_mb(peak.get('baseline_rss_mb'))} |"
             )
@@ -528,12 +557,12 @@ def table(results: dict[str, Any]) -> str:
         first_run = size["connect_first_run"]
         out.append(
             f"| | the Connect server's first run (its JVM new): {first_run['seconds']:.1f} s | | | | "
-            f"{_number(first_run['jit_seconds'])} | | | | | |"
+            f"{_number(first_run['jit_seconds'])} | | | | | | |"
         )
         out.append(
             "| | "
             + "; ".join(f"{job} / floor = {size[f'{job}_over_floor']:.2f}, baseline / {job} = {size[f'baseline_over_{job}']:.2f}" for job in SHRED_JOBS)
-            + f"; counts {'agree' if size['counts_agree'] else 'DIFFER'} | | | | | | | | | |"
+            + f"; counts {'agree' if size['counts_agree'] else 'DIFFER'} | | | | | | | | | | |"
         )
     out += ["", "| target | measured | result |", "|---|---|---|"]
     out += [f"| {t['target']} | {t['measured']} | {'pass' if t['pass'] else 'FAIL'} |" for t in results["targets"]]

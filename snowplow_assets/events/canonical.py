@@ -23,6 +23,9 @@ Spark SQL expressions cost ten times as much, mostly in code that Spark generate
 again (benchmarks/README.md). The function holds no definitions: the spec below hands it this module's
 patterns, parse.py's wrapper schemas and the Iglu URI pattern, by field, from enriched_schema.py. JSON is
 read and re-serialised by the same Jackson, with the same limits, as Spark's `from_json` in parse.py.
+Matching the typed fields against their patterns took nearly half of the function's time, so it first tries a
+hand-written check of each form (CanonicalForms.java) and runs the pattern only when that check says no: the
+patterns below still decide, and a test holds each check to its pattern.
 """
 
 from __future__ import annotations
@@ -68,18 +71,20 @@ _RESULT_TYPE = (
 
 def _field_spec(field: EnrichedField) -> dict[str, object]:
     """How the function checks one field: `string` (present if required), `pattern` (copied when it
-    matches), `double` (matches, then printed as Spark prints a double) or `json` (entities of a wrapper)."""
+    matches), `double` (matches, then printed as Spark prints a double) or `json` (entities of a wrapper).
+    A `form` names the function's faster check of the same pattern (CanonicalForms.java); the pattern decides
+    whenever that check says no."""
     spec: dict[str, object] = {"required": field.required}
     match field.type:
         case FieldType.STRING:
             return {**spec, "kind": "string"}
         case FieldType.DOUBLE:
-            return {**spec, "kind": "double", "pattern": parse.DOUBLE_PATTERN}
+            return {**spec, "kind": "double", "pattern": parse.DOUBLE_PATTERN, "form": field.type.value}
         case FieldType.JSON:
             wrapper, is_array = parse.JSON_WRAPPERS[field.name]
             return {**spec, "kind": "json", "pattern": wrapper, "array": is_array}
         case _:
-            return {**spec, "kind": "pattern", "pattern": CANONICAL_PATTERNS[field.type]}
+            return {**spec, "kind": "pattern", "pattern": CANONICAL_PATTERNS[field.type], "form": field.type.value}
 
 
 def function_spec() -> str:

@@ -2,7 +2,8 @@
 driver's default JVM options, which concern the same JVM, are in driver_options.py.)
 
 Only what Spark SQL cannot do fast enough lives here: today the shredder's fast path for canonical lines
-(`CanonicalLine`, used by snowplow_assets/events/canonical.py). The Java holds mechanism only; what it
+(`CanonicalLine`, used by snowplow_assets/events/canonical.py, with `CanonicalForms`, its quick checks of
+the typed fields' forms). The Java holds mechanism only; what it
 checks and renders comes from the Python definitions, as a spec that the jar carries as a resource: Spark
 then creates the function from its class name alone, which is all a Spark Connect client can hand over.
 

@@ -78,6 +78,7 @@ public final class CanonicalLine implements UDF1<String, Row> {
     final int[] kinds;
     final boolean[] required;
     final Pattern[] patterns;
+    final CanonicalForms.Check[] forms;  // a faster check of the pattern's form, where there is one
     final boolean[] entityArrays;
     final int splitAt;
     final int[] picked;
@@ -90,6 +91,7 @@ public final class CanonicalLine implements UDF1<String, Row> {
       kinds = new int[count];
       required = new boolean[count];
       patterns = new Pattern[count];
+      forms = new CanonicalForms.Check[count];
       entityArrays = new boolean[count];
       for (int i = 0; i < count; i++) {
         JsonNode field = fields.get(i);
@@ -103,6 +105,7 @@ public final class CanonicalLine implements UDF1<String, Row> {
         };
         required[i] = field.get("required").asBoolean();
         if (field.has("pattern")) patterns[i] = Pattern.compile(field.get("pattern").asText());
+        if (field.has("form")) forms[i] = CanonicalForms.of(field.get("form").asText());
         entityArrays[i] = field.has("array") && field.get("array").asBoolean();
       }
       splitAt = root.get("split_at").asInt();
@@ -150,10 +153,13 @@ public final class CanonicalLine implements UDF1<String, Row> {
     }
 
     /**
-     * Whether line[start, end) matches the field's pattern. The region's bounds are opaque, so the patterns'
-     * anchors and their end-of-value lookahead see the field as if it were the whole text.
+     * Whether line[start, end) matches the field's pattern: its form's check first, and the pattern itself
+     * when that says no (CanonicalForms). The region's bounds are opaque, so the patterns' anchors and their
+     * end-of-value lookahead see the field as if it were the whole text.
      */
     boolean matches(int field, String line, int start, int end) {
+      CanonicalForms.Check form = spec.forms[field];
+      if (form != null && form.accepts(line, start, end)) return true;
       return fields[field].reset(line).region(start, end).matches();
     }
 
