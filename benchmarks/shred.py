@@ -28,7 +28,7 @@ compilation time, spent on the same two cores, from its performance counters), a
 own. A shred_connect run's JVM figures are the server's. Spark's start is not timed.
 
 Spark runs on `--master` (default `local[2]`) with the project's other settings (SNOWPLOW_* variables;
-driver memory 2g and SNOWPLOW_SPARK_JAVA_OPTIONS by default). Each figure is the median of the runs, with
+driver memory 1g and SNOWPLOW_SPARK_JAVA_OPTIONS by default). Each figure is the median of the runs, with
 the fastest and slowest shown. Memory is the peak of each run: the driver's Python process and the JVM as
 resident set sizes (the peak counters of /proc/<pid>/status, reset before each run), and the JVM heap as the
 sum of the heap pools' peak usage (MemoryPoolMXBean via py4j; an upper bound of the true peak, as pools peak

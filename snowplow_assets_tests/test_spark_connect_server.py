@@ -37,7 +37,7 @@ def test_the_server_runs_with_the_projects_spark_settings_on_the_loopback_addres
     assert Path(command[0]).name == "spark-submit" and command[command.index("--class") + 1] == SERVER_CLASS
     confs = _confs(command)
     assert (confs["spark.connect.grpc.binding.address"], confs["spark.connect.grpc.binding.port"]) == ("127.0.0.1", "15099")
-    assert confs["spark.master"] == "local[*]" and confs["spark.driver.memory"] == "2g"
+    assert confs["spark.master"] == "local[*]" and confs["spark.driver.memory"] == "1g"
     assert confs["spark.driver.extraJavaOptions"] == f"{DEFAULT_DRIVER_JAVA_OPTIONS} -Duser.timezone=UTC"
     assert confs["spark.jars"] == str(functions_jar()), "the server holds the shredder's fast path"
     assert confs["spark.hadoop.fs.file.impl"] == "org.apache.hadoop.fs.RawLocalFileSystem"
