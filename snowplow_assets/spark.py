@@ -104,3 +104,18 @@ def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
+
+
+def unsorted_partitioned_write(open_files_per_task: int) -> dict[str, str]:
+    """Settings for session_conf under which a partitioned write keeps a file open per partition, up to
+    `open_files_per_task` in each task, instead of sorting all of a task's rows by their partition first
+    (past that many, Spark sorts the rest).
+
+    For a write to a few partitions, an open file each costs less than the sort, which also spills once a
+    task's rows outgrow its share of memory (benchmarks/README.md). An open text file is a small buffer, but
+    an open Parquet file holds its row group, so a Parquet write allows no more files than it has partitions.
+    """
+    return {
+        "spark.sql.optimizer.plannedWrite.enabled": "false",  # a planned write always sorts
+        "spark.sql.maxConcurrentOutputFileWriters": str(open_files_per_task),
+    }

@@ -126,6 +126,18 @@ def write_run_folder(lake: Lake, run: str, lines: list[str], *, name: str = "par
     return folder
 
 
+def write_plan(spark: SparkSession, path: str) -> str:
+    """The physical plan of the session's last write to `path`, as Spark's SQL listener recorded it."""
+    jvm_session = spark._jsparkSession
+    jvm_session.sparkContext().listenerBus().waitUntilEmpty()
+    executions = jvm_session.sharedState().statusStore().executionsList()
+    for position in reversed(range(executions.size())):
+        plan = executions.apply(position).physicalPlanDescription()
+        if "InsertIntoHadoopFsRelationCommand" in plan and path in plan:
+            return plan
+    raise AssertionError(f"the session recorded no write to {path}")
+
+
 def read_lines(folder: str | Path) -> list[str]:
     """Every line of the non-hidden part files below a folder, sorted."""
     lines: list[str] = []

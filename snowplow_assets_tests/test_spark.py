@@ -6,7 +6,8 @@ import pytest
 from snowplow_assets.jvm import functions_jar
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.settings import Settings
-from snowplow_assets.spark import session_conf, spark_session_config
+from snowplow_assets.spark import session_conf, spark_session_config, unsorted_partitioned_write
+from snowplow_assets_tests.conftest import write_plan
 
 JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
 
@@ -66,6 +67,17 @@ def test_session_conf_restores_what_was_set_and_unsets_what_was_not_even_after_a
             raise RuntimeError("inside")
     assert spark.conf.get("spark.sql.shuffle.partitions") == before != "3"
     assert spark.conf.get("spark.snowplow.test.unset", None) is None
+
+
+def test_an_unsorted_partitioned_write_keeps_a_file_open_per_partition_instead_of_sorting(spark, tmp_path):
+    rows = spark.range(3000).selectExpr("id", "CAST(id % 3 AS STRING) AS part")
+    rows.write.partitionBy("part").parquet(str(tmp_path / "sorted"))
+    assert "Sort (" in write_plan(spark, str(tmp_path / "sorted"))
+    with session_conf(spark, unsorted_partitioned_write(open_files_per_task=3)):
+        rows.write.partitionBy("part").parquet(str(tmp_path / "unsorted"))
+    assert "Sort (" not in write_plan(spark, str(tmp_path / "unsorted"))
+    assert spark.read.parquet(str(tmp_path / "unsorted")).exceptAll(spark.read.parquet(str(tmp_path / "sorted"))).count() == 0
+    assert spark.read.parquet(str(tmp_path / "unsorted")).count() == 3000
 
 
 def test_a_spark_connect_client_sets_only_its_sessions_settings(monkeypatch):

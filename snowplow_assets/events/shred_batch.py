@@ -50,7 +50,7 @@ from snowplow_assets.events.sql import case, literal, named_struct
 from snowplow_assets.lake import Lake
 from snowplow_assets.manifest.base import Batch, EventManifest, batch_etl_time
 from snowplow_assets.phase_times import PhaseTimes
-from snowplow_assets.spark import session_conf
+from snowplow_assets.spark import session_conf, unsorted_partitioned_write
 from snowplow_assets.storage import LakeFileSystem
 
 log = logging.getLogger(__name__)
@@ -462,20 +462,17 @@ def _write_outputs(
         f"r.folder AS {_FOLDER}",
         "CASE WHEN r.tail IS NULL THEN r.head ELSE concat(r.head, _id, r.tail) END AS value",
     )
-    with session_conf(output.sparkSession, _CONCURRENT_WRITERS):
+    with session_conf(output.sparkSession, unsorted_partitioned_write(_OPEN_TEXT_FILES)):
         output.write.mode("overwrite").partitionBy(_FOLDER).option(
             "compression", _text_compression(options)
         ).text(fs.spark_path(path))
     return _observed(observation)
 
 
-# A partitioned write sorts every row of a task by its partition unless it may keep a writer open per
-# partition. The output pass writes a batch's few outputs (atomic events, bad rows, an entity type each)
-# as text, whose writers are small buffers, so it keeps up to this many open; past them Spark sorts the rest.
-_CONCURRENT_WRITERS = {
-    "spark.sql.optimizer.plannedWrite.enabled": "false",  # a planned write always sorts
-    "spark.sql.maxConcurrentOutputFileWriters": "64",
-}
+# The output pass writes a batch's few outputs (atomic events, bad rows, an entity type each) as text, with
+# a file open per output in each task rather than sorting every line by its folder (measured: 11.8 against
+# 17.0 seconds at 1,000,000 events); past this many outputs, Spark sorts the rest.
+_OPEN_TEXT_FILES = 64
 
 
 def _write_runtime_errors(

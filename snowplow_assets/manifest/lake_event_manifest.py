@@ -64,6 +64,7 @@ from snowplow_assets.manifest.base import (
     status_counts,
     utc_now,
 )
+from snowplow_assets.spark import session_conf, unsorted_partitioned_write
 from snowplow_assets.storage import LakeFileSystem
 
 INDEX_FORMAT = 1
@@ -225,9 +226,10 @@ class LakeEventManifest(EventManifest):
             .select("event_id", "fingerprint", "kind", status.alias("status"))
         )
 
-        # One pass writes both this batch's entries and the findings, each into its own folder.
+        # One pass writes both this batch's entries and the findings, each into its own folder, with a file
+        # open for each rather than sorting every key by its folder (at 1,000,000 events that sort spilled).
         observation = Observation("lake_event_manifest")
-        (
+        entries_and_findings = (
             statuses.withColumns({"error": F.lit(None).cast("string"), "retries": F.lit(0)})
             .observe(observation, *status_counts())
             .where(F.col("status").isin(RECORDED, HELD))
@@ -239,9 +241,9 @@ class LakeEventManifest(EventManifest):
                     "_out": F.when(F.col("status") == RECORDED, F.lit("entries")).otherwise(F.lit("findings")),
                 }
             )
-            .write.partitionBy("_out")
-            .parquet(self.fs.spark_path(work))
         )
+        with session_conf(spark, unsorted_partitioned_write(open_files_per_task=2)):
+            entries_and_findings.write.partitionBy("_out").parquet(self.fs.spark_path(work))
         counts = {name: int(value or 0) for name, value in observation.get.items()}
         self._publish({batch.run: (join_uri(work, "_out=entries"), batch)}, index)
         findings = join_uri(work, "_out=findings")

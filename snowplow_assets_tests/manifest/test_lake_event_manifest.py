@@ -10,6 +10,7 @@ from snowplow_assets.lake import Lake
 from snowplow_assets.manifest.base import Batch, ConcurrentManifestWrite, EventManifestUnavailable
 from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
 from snowplow_assets.storage import LocalFileSystem, S3FileSystem
+from snowplow_assets_tests.conftest import write_plan
 from snowplow_assets_tests.manifest.conftest import B1, B2, B3, NOW, MovableClock, s3_error
 
 OLD, LIVE = "run=2025-01-01-00-00-00", "run=2026-03-01-00-00-00"
@@ -107,6 +108,18 @@ def test_a_batch_whose_keys_are_all_held_records_no_folder_and_a_rerun_touches_o
     after = manifest.read_index()
     assert after.batches[copy.run] == before and after.batches[first.run].folder != index.batches[first.run].folder
     assert [p.name for p in Path(manifest.lake.event_manifest_entries).iterdir()] == [after.batches[first.run].folder]
+
+
+def test_entries_and_findings_are_written_in_one_pass_that_does_not_sort_the_keys(spark, manifest, tmp_path):
+    first, second = Batch("run=2026-03-01-10-00-00", 1772359500), Batch("run=2026-03-01-11-00-00", 1772363100)
+    manifest.check_and_set(spark.createDataFrame([("a", "fp")], "event_id STRING, fingerprint STRING"), first, True, str(tmp_path / "w1"))
+    kept = spark.createDataFrame([("a", "fp"), ("b", "fp")], "event_id STRING, fingerprint STRING")
+    check = manifest.check_and_set(kept, second, True, str(tmp_path / "w2"))
+
+    assert sorted((r.event_id, r.kind, r.status) for r in check.findings.collect()) == [("a", "id", "held"), ("a", "pair", "held")]
+    assert {r.event_id for r in manifest.lookup(kept).where("run = 'run=2026-03-01-11-00-00'").collect()} == {"b"}
+    assert "Sort (" not in write_plan(spark, str(tmp_path / "w2"))
+    assert spark.conf.get("spark.sql.optimizer.plannedWrite.enabled") == "true", "the session's settings are restored"
 
 
 @pytest.mark.parametrize("claim_ids", [True, False])
