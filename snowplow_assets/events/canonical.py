@@ -11,7 +11,11 @@ present, and its JSON fields are valid self-describing JSON with valid entities.
 this module gives its values and output parts exactly as the full parser and shred.py would. Every other
 line, bad or good but written in another accepted form (`2026-03-01T10:00:00Z`, `+5`, a 10-digit integer),
 goes to the full parser, which remains the one definition of what is valid: the fast path only ever
-accepts a subset of what it accepts, and leaves it anything unusual.
+accepts a subset of what it accepts, and leaves it anything unusual. For such a line the function names the
+fields it could not vouch for, its pending fields; every other field is one the full parser accepts. So the
+full parser's checks of those fields alone (parse.parse_failures) give the line's failure, and only a line
+they find none in, good but in another form, needs the whole full parser: in Enrich's output, nearly every
+line the fast path leaves is a bad one.
 
 Decimal numbers are the exception to passing text through: "52.5200", "52.52" and "5.252E1" are all the same
 valid double, and shred.py writes each the one way Spark prints it. So double fields are converted and
@@ -65,7 +69,7 @@ _JSON_FIELDS = tuple(f for f in ENRICHED_FIELDS if f.type is FieldType.JSON)
 
 _RESULT_TYPE = (
     f"STRUCT<picked: ARRAY<STRING>, atomic_head: STRING, atomic_tail: STRING, "
-    f"entities: ARRAY<ARRAY<{parse.ENTITY_TYPE}>>>"
+    f"entities: ARRAY<ARRAY<{parse.ENTITY_TYPE}>>, pending: ARRAY<INT>>"
 )
 
 
@@ -100,6 +104,8 @@ def function_spec() -> str:
         "split_at": event_id,
         "pick": [FIELD_INDEX[name] for name in _PICKED],
         "entity_schema": IGLU_URI_PATTERN,
+        # What the function returns: a server whose jar returns anything else is refused (fast_path_available).
+        "result": _RESULT_TYPE,
     }
     return json.dumps(spec, separators=(",", ":"))
 
@@ -137,7 +143,11 @@ def _register(spark: SparkSession) -> bool:
 def parse_canonical(lines: DataFrame, line_column: str = "line") -> DataFrame:
     """The input columns plus `canonical`, and for canonical lines the values shredding needs, named as
     parse_enriched names them, and the event's output parts: `atomic_head` and `atomic_tail` (shred.py's
-    atomic_events_parts) and `root_tstamp`. Every other column is null on a line that is not canonical."""
+    atomic_events_parts) and `root_tstamp`. Every other column is null on a line that is not canonical.
+
+    A line that is not canonical has `pending_fields` instead: the indexes of the fields the function could
+    not vouch for. Every other field of it is valid, so the full parser's failure for the line is the one
+    parse.parse_failures finds among those fields alone (none when the line's shape alone makes it bad)."""
     if not fast_path_available(lines.sparkSession):
         raise RuntimeError(f"the shredder's fast path needs {CANONICAL_LINE_CLASS} (snowplow_assets/jvm/)")
     inputs = [identifier(c) for c in lines.columns]
@@ -155,7 +165,8 @@ def parse_canonical(lines: DataFrame, line_column: str = "line") -> DataFrame:
 
     return checked.selectExpr(
         *inputs,
-        "_canonical IS NOT NULL AS canonical",
+        "_canonical.pending IS NULL AS canonical",
+        "_canonical.pending AS pending_fields",
         f"{picked('event_id')} AS event_id",
         f"nullif({picked('event_fingerprint')}, '') AS event_fingerprint",
         f"{timestamp('etl_tstamp')} AS etl_tstamp",

@@ -17,6 +17,8 @@ ignored, and numbers with more than 17 significant digits come back as doubles i
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from pyspark.sql import DataFrame
 
 from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_COUNT, EnrichedField, FieldType
@@ -56,26 +58,51 @@ _TYPE_MESSAGES = {
 
 def parse_enriched(lines: DataFrame, line_column: str = "line") -> DataFrame:
     """Add `failure` and the 131 typed field columns to a DataFrame of raw enriched lines."""
+    inputs = [identifier(c) for c in lines.columns]
+    typed = _typed_fields(lines, line_column, ENRICHED_FIELDS)
+    well_formed = f"_field_count = {FIELD_COUNT}"
+    values = (f"CASE WHEN {well_formed} THEN {_value(f)} END AS {identifier(f.name)}" for f in ENRICHED_FIELDS)
+    return typed.selectExpr(*inputs, f"{_failure_of(line_column, ENRICHED_FIELDS)} AS failure", *values)
+
+
+def parse_failures(lines: DataFrame, fields: Iterable[int], line_column: str = "line") -> DataFrame:
+    """Add `failure` to a DataFrame of raw enriched lines, judging only the fields at the indexes `fields`.
+
+    A line's failure is parse_enriched's whenever every field left out is one the full parser accepts: the
+    fast path's pending fields (canonical.py) are the only ones it could not vouch for. The plan holds only
+    those fields, so it is a fraction of the full parser's to build and compile.
+    """
+    inputs = [identifier(c) for c in lines.columns]
+    judged = [ENRICHED_FIELDS[i] for i in sorted(set(fields))]
+    typed = _typed_fields(lines, line_column, judged)
+    return typed.selectExpr(*inputs, f"{_failure_of(line_column, judged)} AS failure")
+
+
+def _typed_fields(lines: DataFrame, line_column: str, fields: list[EnrichedField]) -> DataFrame:
+    """The input columns, `_field_count` and each field's raw and typed value, each projection reading the
+    one before."""
     line = identifier(line_column)
     inputs = [identifier(c) for c in lines.columns]
     split = lines.selectExpr(*inputs, f"split({line}, '\\t', -1) AS _fields")
     raw = split.selectExpr(
         *inputs,
         "size(_fields) AS _field_count",
-        *(f"nullif(try_element_at(_fields, {f.index + 1}), '') AS {_raw(f)}" for f in ENRICHED_FIELDS),
+        *(f"nullif(try_element_at(_fields, {f.index + 1}), '') AS {_raw(f)}" for f in fields),
     )
-    typed = raw.selectExpr("*", *(f"{_typed_value(f)} AS {_typed(f)}" for f in ENRICHED_FIELDS))
+    return raw.selectExpr("*", *(f"{_typed_value(f)} AS {_typed(f)}" for f in fields))
 
-    errors = ", ".join(_error(f) for f in ENRICHED_FIELDS if f.type is not FieldType.STRING or f.required)
-    decoding_errors = f"filter(array({errors}), e -> e IS NOT NULL)"
-    well_formed = f"_field_count = {FIELD_COUNT}"
-    failure = case(
+
+def _failure_of(line_column: str, fields: list[EnrichedField]) -> str:
+    """Why a line is bad, from _typed_fields' columns of `fields`: not TSV, the wrong number of fields, or
+    every invalid value among them in field order; null for a good line."""
+    line = identifier(line_column)
+    errors = ", ".join(_error(f) for f in fields if f.type is not FieldType.STRING or f.required)
+    decoding_errors = f"filter(array({errors}), e -> e IS NOT NULL)" if errors else "array()"
+    return case(
         (f"NOT contains({line}, '\\t')", _failure("NotTSV")),
-        (f"NOT ({well_formed})", _failure("FieldNumberMismatch", field_count="_field_count")),
+        (f"_field_count != {FIELD_COUNT}", _failure("FieldNumberMismatch", field_count="_field_count")),
         (f"size({decoding_errors}) > 0", _failure("RowDecodingError", errors=decoding_errors)),
     )
-    values = (f"CASE WHEN {well_formed} THEN {_value(f)} END AS {identifier(f.name)}" for f in ENRICHED_FIELDS)
-    return typed.selectExpr(*inputs, f"{failure} AS failure", *values)
 
 
 def _raw(field: EnrichedField) -> str:

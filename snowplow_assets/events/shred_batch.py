@@ -6,8 +6,9 @@ parsed and rendered exactly once, before deduplication has decided anything:
 1. *Parse pass.* Parse every line and render its output at once: a bad row, or the event's atomic-events
    line and its entity lines, each kept as the text before the event's id and the text after it
    (shred.py), because deduplication may still give the event another id. Lines in canonical form, nearly
-   all of them, take the fast path (canonical.py); the rest are staged with their text and parsed by the
-   full parser (parse.py) in a second, small job. The staged Parquet holds, per line, its narrow dedup keys
+   all of them, take the fast path (canonical.py); the rest are staged with their text, then judged by the
+   full parser's checks of the fields the fast path left pending (parse.py's parse_failures) in a second,
+   small job, which makes bad rows of the bad ones; any good ones left are parsed in full in a third. The staged Parquet holds, per line, its narrow dedup keys
    (dedup.py) and its rendered records; lines, bad lines and the earliest etl_tstamp are counted on the
    way (Spark observations, not extra jobs).
 2. *Decisions.* From the keys alone decide which lines are duplicates to drop and which events get a new id.
@@ -44,9 +45,9 @@ from pyspark.sql import functions as F
 from snowplow_assets.events import bad_rows, dedup, shred
 from snowplow_assets.events.completion import shredding_complete
 from snowplow_assets.events.canonical import fast_path_available, parse_canonical
-from snowplow_assets.events.parse import parse_enriched
+from snowplow_assets.events.parse import parse_enriched, parse_failures
 from snowplow_assets.events.reader import read_lines, run_folder_files
-from snowplow_assets.events.sql import case, literal, named_struct
+from snowplow_assets.events.sql import case, identifier, literal, named_struct
 from snowplow_assets.lake import Lake
 from snowplow_assets.manifest.base import Batch, EventManifest, batch_etl_time
 from snowplow_assets.phase_times import PhaseTimes
@@ -82,7 +83,8 @@ _SCHEMA_PARTS = ("vendor", "name", "format", "version")  # in the folder name an
 
 
 # The phases of shred_run_folder, in order, as ShredReport.phase_seconds names them. One that did not happen
-# is absent: the full parser's when the fast path left it no line, the event manifest's without a manifest.
+# is absent: the full parser's (its checks of the pending fields, and any full parse after them) when the
+# fast path left it no line, the event manifest's without a manifest.
 PARSE, FULL_PARSE, DECISIONS, EVENT_MANIFEST, SUMMARY, OUTPUT, PUBLISH = (
     "parse", "full_parse", "decisions", "event_manifest", "summary", "output", "publish"
 )
@@ -230,9 +232,11 @@ def _parse_pass(
     of the good lines, epoch seconds.
 
     Lines in canonical form, nearly all of them, take the fast path (canonical.py). The few others are
-    staged with their text and parsed fully in a second, small job, which stages the same columns.
+    staged with their text, and judged in a second, small job by the full parser's checks of the fields the
+    fast path could not vouch for: the bad lines among them, nearly all of them, become bad rows there. Only
+    lines found good in another form are then parsed in full, in a third. Each job stages the same columns.
     """
-    canonical_path, full_path = f"{path}/canonical", f"{path}/full"
+    canonical_path, judged_path, full_path = f"{path}/canonical", f"{path}/judged", f"{path}/full"
     if not fast_path_available(spark):
         log.warning("the shredder's fast path is not in this Spark session (see snowplow_assets/jvm/): "
                     "every line takes the full parser")
@@ -245,25 +249,63 @@ def _parse_pass(
         F.count(F.lit(1)).alias("lines"),
         F.count_if(~F.col("canonical")).alias("pending"),
         F.unix_seconds(F.min("etl_tstamp")).alias("earliest_etl_time"),
+        F.array_distinct(F.flatten(F.collect_set("pending_fields"))).alias("pending_fields"),
     )
     records = case(("canonical", _event_records("atomic_head", "atomic_tail")))
     pending_line = "CASE WHEN NOT canonical THEN line END"
     _write_staged(fs, _staged(lines_checked, "canonical", records, pending_line), canonical_path)
-    checked, checked_earliest = _counts_and_earliest(observation)
+    pending_fields = observation.get["pending_fields"] or []
+    checked, checked_earliest = _counts_and_earliest(observation, "pending_fields")
     counts, earliest = {"lines": checked["lines"], "bad": 0}, [checked_earliest]
     staged_paths = [canonical_path]
     if checked["pending"]:
         with phases.phase(FULL_PARSE):
-            pending = spark.read.parquet(fs.spark_path(canonical_path)).where(F.col("pending_line").isNotNull())
-            pending_lines = pending.select("row_id", F.col("pending_line").alias("line"))
-            full, full_earliest = _parse_pass_in_full(fs, pending_lines, full_path)
-        if full["lines"] != checked["pending"]:
-            raise RuntimeError(f"{checked['pending']} lines were left to the full parser, which read {full['lines']}")
-        counts["bad"] = full["bad"]
-        earliest.append(full_earliest)
-        staged_paths.append(full_path)
+            judged = _judge_pending(fs, _pending(spark, fs, canonical_path), pending_fields, judged_path)
+        _check_handed_on(checked["pending"], judged["lines"], "the checks of their pending fields")
+        counts["bad"] += judged["bad"]
+        staged_paths.append(judged_path)
+        if judged["pending"]:
+            with phases.phase(FULL_PARSE):
+                pending = _pending(spark, fs, judged_path).select("row_id", F.col("pending_line").alias("line"))
+                full, full_earliest = _parse_pass_in_full(fs, pending, full_path)
+            _check_handed_on(judged["pending"], full["lines"], "the full parser")
+            counts["bad"] += full["bad"]
+            earliest.append(full_earliest)
+            staged_paths.append(full_path)
     parsed = spark.read.parquet(*(fs.spark_path(p) for p in staged_paths)).where(F.col("pending_line").isNull())
     return parsed, counts, min((t for t in earliest if t is not None), default=None)
+
+
+def _pending(spark: SparkSession, fs: LakeFileSystem, staged_path: str) -> DataFrame:
+    """The staged lines that a later job of the parse pass still has to parse."""
+    return spark.read.parquet(fs.spark_path(staged_path)).where(F.col("pending_line").isNotNull())
+
+
+def _check_handed_on(left: int, read: int, to: str) -> None:
+    if read != left:
+        raise RuntimeError(f"{left} lines were left to {to}, which read {read}")
+
+
+def _judge_pending(fs: LakeFileSystem, pending: DataFrame, fields: list[int], path: str) -> dict[str, int]:
+    """Stage the lines the fast path left again, each bad one now with its bad row, judged by the full
+    parser's checks of `fields`, every field the fast path left pending on any of them (parse_failures: the
+    same failure the full parser finds, with a plan a fraction of its size). The others stay pending."""
+    observation = Observation("judged")
+    judged = parse_failures(pending, fields, line_column="pending_line").observe(
+        observation,
+        F.count(F.lit(1)).alias("lines"),
+        F.count_if(F.col("failure").isNotNull()).alias("bad"),
+        F.count_if(F.col("failure").isNull()).alias("pending"),
+    )
+    bad = f"array({_record(BAD, bad_rows.loader_parsing_error('failure', 'pending_line'))})"
+    judgement = {
+        "records": f"CASE WHEN failure IS NOT NULL THEN {bad} END",
+        "pending_line": "CASE WHEN failure IS NULL THEN pending_line END",
+    }
+    # The staged columns in their order; the keys and entity types stay those of a line that is not good.
+    staged = judged.selectExpr(*(f"{judgement.get(c, identifier(c))} AS {identifier(c)}" for c in pending.columns))
+    _write_staged(fs, staged, path)
+    return _observed(observation)
 
 
 def _parse_pass_in_full(fs: LakeFileSystem, lines: DataFrame, path: str) -> tuple[dict[str, int], int | None]:
@@ -576,9 +618,10 @@ def _publish(
     fs.write_text(lake.shredding_complete(run), json.dumps(marker, indent=2))
 
 
-def _counts_and_earliest(observation: Observation) -> tuple[dict[str, int], int | None]:
-    """An observation's counts, and its `earliest_etl_time` (null when it saw no good line)."""
-    observed = dict(observation.get)
+def _counts_and_earliest(observation: Observation, *other: str) -> tuple[dict[str, int], int | None]:
+    """An observation's counts, and its `earliest_etl_time` (null when it saw no good line); `other`
+    observations are left out."""
+    observed = {name: value for name, value in observation.get.items() if name not in other}
     earliest = observed.pop("earliest_etl_time")
     return {name: int(value or 0) for name, value in observed.items()}, earliest
 

@@ -8,7 +8,8 @@ from snowplow_assets.datagen.enriched import GenerationOptions
 from snowplow_assets.datagen.enriched.batch import Batch
 from snowplow_assets.events import shred
 from snowplow_assets.events.canonical import parse_canonical
-from snowplow_assets.events.parse import parse_enriched
+from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_INDEX
+from snowplow_assets.events.parse import parse_enriched, parse_failures
 from snowplow_assets_tests.events.builders import WEB_PAGE, event_line, link_click
 
 WRAPPER = '{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-0","data":%s}'
@@ -84,7 +85,7 @@ def both_paths(spark):
     frame = spark.createDataFrame(list(enumerate(lines)), "row_id BIGINT, line STRING")
     head, tail = shred.atomic_events_parts()
     full = parse_enriched(frame).selectExpr(
-        "row_id", "failure IS NULL AS good", "event_id", "event_fingerprint", "etl_tstamp", "collector_tstamp",
+        "row_id", "failure IS NULL AS good", "failure", "event_id", "event_fingerprint", "etl_tstamp", "collector_tstamp",
         "contexts", "unstruct_event", "derived_contexts", f"{head} AS atomic_head", f"{tail} AS atomic_tail",
         f"{shred.render_timestamp('collector_tstamp')} AS root_tstamp",
     )  # fmt: skip
@@ -125,6 +126,47 @@ def test_bad_lines_are_never_canonical(both_paths):
     assert set(BAD) <= {line for line, _ in bad}
     assert len(bad) >= len(BAD) + 15  # the generated batch's bad lines too
     assert [line for line, fast in bad if fast.canonical] == []
+
+
+def test_every_field_the_full_parser_finds_invalid_is_one_the_fast_path_left_pending(both_paths):
+    """What makes judging a line by its pending fields alone exact (parse_failures)."""
+    left = [(line, fast, full) for line, fast, full in both_paths.values() if not fast.canonical]
+    assert all(fast.pending_fields is not None for _, fast, _ in left)
+    assert all(fast.pending_fields is None for _, fast, _ in both_paths.values() if fast.canonical)
+    decoding_errors = [(line, fast, full) for line, fast, full in left if full.failure and full.failure.errors]
+    assert len(decoding_errors) > 20
+    for line, fast, full in decoding_errors:
+        pending = {ENRICHED_FIELDS[i].name for i in fast.pending_fields}
+        assert {error.key for error in full.failure.errors} <= pending, line
+    # A line whose shape makes it bad has no field to judge; one the function cannot read as Spark does, all.
+    by_line = {line: fast for line, fast, _ in left}
+    assert by_line["no tab at all"].pending_fields == []
+    assert by_line[OTHER_FORMS[-1]].pending_fields == list(range(len(ENRICHED_FIELDS)))
+
+
+def test_the_lines_the_fast_path_leaves_judged_by_their_pending_fields_fail_exactly_as_in_the_full_parser(
+    spark, both_paths
+):
+    left = [(row_id, line, fast) for row_id, (line, fast, _) in both_paths.items() if not fast.canonical]
+    frame = spark.createDataFrame([(row_id, line) for row_id, line, _ in left], "row_id BIGINT, line STRING")
+    # As the shred job judges them: by every field any of them left pending. The U+FFFD line leaves every
+    # field pending, so it is judged apart, for the others' judgement to name fewer fields.
+    unreadable = frame.line == OTHER_FORMS[-1]
+    fields = {i for _, line, fast in left if line != OTHER_FORMS[-1] for i in fast.pending_fields}
+    assert 5 < len(fields) < 40
+    judged = {row.row_id: row.failure for row in parse_failures(frame.where(~unreadable), fields).collect()}
+    every_field = range(len(ENRICHED_FIELDS))
+    judged |= {row.row_id: row.failure for row in parse_failures(frame.where(unreadable), every_field).collect()}
+    assert sorted(judged) == sorted(row_id for row_id, _, _ in left)
+    for row_id, failure in judged.items():
+        line, _, full = both_paths[row_id]
+        assert failure == full.failure, line
+    # Judged by one field alone, a line bad in that field only gets the full parser's failure too.
+    bad_day = event_line(collector_tstamp="2026-02-30 10:00:00.000")
+    bad = spark.createDataFrame([(0, bad_day)], "row_id BIGINT, line STRING")
+    [judged_alone] = parse_failures(bad, [FIELD_INDEX["collector_tstamp"]]).collect()
+    [full] = parse_enriched(bad).collect()
+    assert judged_alone.failure == full.failure and full.failure.errors[0].key == "collector_tstamp"
 
 
 def test_what_one_worker_keeps_between_lines_never_changes_a_later_lines_result(spark):

@@ -86,7 +86,8 @@ def golden(spark, tmp_path_factory):
 def test_golden_report_times_each_phase_without_overlap(golden):
     _, report = golden
     phases = report.phase_seconds
-    # No event manifest here; the two bad lines are left to the full parser.
+    # No event manifest here; B (a timestamp and a double in other forms) and the two bad lines are left
+    # to the full parser's checks, and B to the full parser.
     assert list(phases) == [PARSE, FULL_PARSE, DECISIONS, SUMMARY, OUTPUT, PUBLISH]
     assert all(seconds > 0 for seconds in phases.values())
     # Every phase but the marker's publishing lies between the start and the completion the report names.
@@ -390,3 +391,26 @@ def test_without_the_fast_path_every_line_takes_the_full_parser_with_the_same_ou
     assert (without.lines_read, without.good, without.bad, without.duplicates) == (
         with_fast_path.lines_read, with_fast_path.good, with_fast_path.bad, with_fast_path.duplicates
     )
+
+
+def test_bad_lines_the_fast_path_leaves_become_bad_rows_without_the_full_parser(spark, lake, fs, monkeypatch):
+    """Judged by the full parser's checks of their pending fields alone; the whole full parser is for good
+    lines in other forms only (the golden input's B), and here there is none."""
+    write_run_folder(lake, RUN, [A, C1, NOT_TSV, BAD_TIMESTAMP])
+
+    def full_parser(*args):
+        raise AssertionError("the full parser ran")
+
+    monkeypatch.setattr(shred_batch, "_parse_pass_in_full", full_parser)
+    report = shred_run_folder(spark, fs, lake, RUN)
+    assert (report.lines_read, report.good, report.bad) == (4, 2, 2)
+    assert FULL_PARSE in report.phase_seconds
+    rows = [json.loads(line) for line in read_lines(Path(lake.shredded_bad(RUN)))]
+    failures = sorted(((row["data"]["failure"], row["data"]["payload"]) for row in rows), key=str)
+    assert failures == sorted([
+        ({"type": "NotTSV"}, NOT_TSV),
+        ({"type": "RowDecodingError", "errors": [{
+            "type": "InvalidValue", "key": "collector_tstamp", "value": "yesterday",
+            "message": "Value is not a timestamp (yyyy-MM-dd HH:mm:ss[.SSS])",
+        }]}, BAD_TIMESTAMP),
+    ], key=str)  # fmt: skip

@@ -31,11 +31,12 @@ import org.apache.spark.sql.api.java.UDF1;
  * (field layout, patterns, wrapper schemas, the Iglu URI pattern), so this class holds the mechanism only.
  * The spec is a resource of the jar, next to this class, so that Spark can create the function by its class
  * name alone, as a Spark Connect client registers it; CanonicalLineSpec tells the client which spec that is.
- * It returns null for every line it does not take, and the full parser (parse.py), the one definition of
- * what is valid, decides about those. It takes a line only when the result is certain to be the full
- * parser's: anything unusual (JSON that only Spark's lenient reader accepts, a repeated key, text after
- * the JSON value, a number that renders in exponent form, a U+FFFD that may stand for invalid UTF-8) is
- * left to it. The JSON fields are read and re-serialised with the Jackson that Spark's from_json uses, with
+ * For every line it does not take, it returns only its pending fields: the indexes of the fields it could
+ * not vouch for (none when the line's shape alone makes it bad, all of them when it cannot read the line
+ * as Spark does), and the full parser (parse.py), the one definition of what is valid, decides about those.
+ * It vouches for a field only when the result is certain to be the full parser's: anything unusual (JSON
+ * that only Spark's lenient reader accepts, a repeated key, text after the JSON value, a number that
+ * renders in exponent form, a U+FFFD that may stand for invalid UTF-8) is left to it. The JSON fields are read and re-serialised with the Jackson that Spark's from_json uses, with
  * its limits, so an entity's data is the same text either way.
  */
 public final class CanonicalLine implements UDF1<String, Row> {
@@ -83,6 +84,7 @@ public final class CanonicalLine implements UDF1<String, Row> {
     final int splitAt;
     final int[] picked;
     final Pattern entitySchema;
+    final Object[] allFields;  // a line's pending fields when none of them can be read as the fast path reads them
 
     Spec(String text) throws IOException {
       JsonNode root = new ObjectMapper().readTree(text);
@@ -113,6 +115,8 @@ public final class CanonicalLine implements UDF1<String, Row> {
       picked = new int[pick.size()];
       for (int i = 0; i < picked.length; i++) picked[i] = pick.get(i).asInt();
       entitySchema = Pattern.compile(root.get("entity_schema").asText());
+      allFields = new Object[count];
+      for (int i = 0; i < count; i++) allFields[i] = i;
     }
   }
 
@@ -215,52 +219,64 @@ public final class CanonicalLine implements UDF1<String, Row> {
 
   @Override
   public Row call(String line) throws Exception {
-    if (line == null || line.indexOf('\uFFFD') >= 0) return null;
     Worker w = worker();
     Spec s = w.spec;
+    if (line == null || line.indexOf('\uFFFD') >= 0) return pending(s.allFields);
     // Fields are read where they lie in the line: only values the result holds become strings of their own.
     int[] bounds = w.bounds;
-    if (!split(line, bounds)) return null;
+    if (!split(line, bounds)) return pending(new Object[0]);  // its shape alone makes it bad
 
+    // Once a field is pending the line is not taken, but the other fields are still checked, so that the
+    // result names every field the fast path cannot vouch for.
+    List<Object> pending = null;
     StringBuilder head = new StringBuilder(256);
     StringBuilder tail = new StringBuilder(line.length());
     List<Object> entities = new ArrayList<>(4);
     for (int i = 0; i < s.kinds.length; i++) {
       int start = bounds[i], end = bounds[i + 1] - 1;
       String value = null;  // the field's rendering when it is not the field's own text
+      boolean vouched = true;
       if (start == end) {
-        if (s.required[i]) return null;
-        if (s.kinds[i] == JSON) entities.add(List.of());
+        if (s.required[i]) vouched = false;
+        else if (s.kinds[i] == JSON) entities.add(List.of());
       } else {
         switch (s.kinds[i]) {
-          case PATTERN -> {
-            if (!w.matches(i, line, start, end)) return null;
-          }
+          case PATTERN -> vouched = w.matches(i, line, start, end);
           case DOUBLE -> {
             value = renderDouble(w, i, line, start, end);
-            if (value == null) return null;
+            vouched = value != null;
           }
           case JSON -> {
             Object found = entities(w, i, line.substring(start, end));
-            if (found == DEFER) return null;
-            entities.add(found);
+            vouched = found != DEFER;
+            if (vouched) entities.add(found);
           }
           default -> { }
         }
       }
-      if (s.kinds[i] == JSON) continue;
+      if (!vouched) {
+        if (pending == null) pending = new ArrayList<>(2);
+        pending.add(i);
+      }
+      if (pending != null || s.kinds[i] == JSON) continue;
       if (i < s.splitAt) {
         append(head, value, line, start, end).append('\t');
       } else if (i > s.splitAt) {
         append(tail.append('\t'), value, line, start, end);
       }
     }
+    if (pending != null) return pending(pending.toArray());
     String[] picked = new String[s.picked.length];
     for (int i = 0; i < picked.length; i++) {
       int field = s.picked[i];
       picked[i] = line.substring(bounds[field], bounds[field + 1] - 1);
     }
-    return RowFactory.create(picked, head.toString(), tail.toString(), entities.toArray());
+    return RowFactory.create(picked, head.toString(), tail.toString(), entities.toArray(), null);
+  }
+
+  /** The result for a line the fast path does not take: only the indexes of the fields it could not vouch for. */
+  private static Row pending(Object[] fields) {
+    return RowFactory.create(null, null, null, null, fields);
   }
 
   private static StringBuilder append(StringBuilder to, String value, String line, int start, int end) {
