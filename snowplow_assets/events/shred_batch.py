@@ -8,9 +8,9 @@ parsed and rendered exactly once, before deduplication has decided anything:
    (shred.py), because deduplication may still give the event another id. Lines in canonical form, nearly
    all of them, take the fast path (canonical.py); the rest are staged with their text, then judged by the
    full parser's checks of the fields the fast path left pending (parse.py's parse_failures) in a second,
-   small job, which makes bad rows of the bad ones; any good ones left are parsed in full in a third. The staged Parquet holds, per line, its narrow dedup keys
-   (dedup.py) and its rendered records; lines, bad lines and the earliest etl_tstamp are counted on the
-   way (Spark observations, not extra jobs).
+   small job, which makes bad rows of the bad ones; any good ones left are parsed in full in a third. The
+   staged Parquet holds, per line, its narrow dedup keys (dedup.py) and its rendered records; lines, bad
+   lines and the earliest etl_tstamp are counted on the way (Spark observations, not extra jobs).
 2. *Decisions.* From the keys alone decide which lines are duplicates to drop and which events get a new id.
    Only lines whose id is shared are ever shuffled, so this stays small. With an event manifest, every
    event kept in-batch is then checked against it (manifest/), and its answers become more decisions:
@@ -260,13 +260,15 @@ def _parse_pass(
     staged_paths = [canonical_path]
     if checked["pending"]:
         with phases.phase(FULL_PARSE):
-            judged = _judge_pending(fs, _pending(spark, fs, canonical_path), pending_fields, judged_path)
+            staged = spark.read.parquet(fs.spark_path(canonical_path))
+            judged = _judge_pending(fs, staged, pending_fields, judged_path)
         _check_handed_on(checked["pending"], judged["lines"], "the checks of their pending fields")
         counts["bad"] += judged["bad"]
         staged_paths.append(judged_path)
         if judged["pending"]:
             with phases.phase(FULL_PARSE):
-                pending = _pending(spark, fs, judged_path).select("row_id", F.col("pending_line").alias("line"))
+                pending = _pending(spark.read.parquet(fs.spark_path(judged_path)))
+                pending = pending.select("row_id", F.col("pending_line").alias("line"))
                 full, full_earliest = _parse_pass_in_full(fs, pending, full_path)
             _check_handed_on(judged["pending"], full["lines"], "the full parser")
             counts["bad"] += full["bad"]
@@ -276,9 +278,14 @@ def _parse_pass(
     return parsed, counts, min((t for t in earliest if t is not None), default=None)
 
 
-def _pending(spark: SparkSession, fs: LakeFileSystem, staged_path: str) -> DataFrame:
-    """The staged lines that a later job of the parse pass still has to parse."""
-    return spark.read.parquet(fs.spark_path(staged_path)).where(F.col("pending_line").isNotNull())
+def _pending(staged: DataFrame) -> DataFrame:
+    """The staged lines that a later job of the parse pass still has to parse, with the staged columns that
+    such a line has a value in (the rest, its keys and records, are null). Only those columns are read:
+    without column statistics, the staging's pages cannot be skipped, and its records are most of its bytes."""
+    return staged.where(F.col("pending_line").isNotNull()).select(*_PENDING_COLUMNS)
+
+
+_PENDING_COLUMNS = ("row_id", "line_hash", "good", "pending_line")
 
 
 def _check_handed_on(left: int, read: int, to: str) -> None:
@@ -286,12 +293,12 @@ def _check_handed_on(left: int, read: int, to: str) -> None:
         raise RuntimeError(f"{left} lines were left to {to}, which read {read}")
 
 
-def _judge_pending(fs: LakeFileSystem, pending: DataFrame, fields: list[int], path: str) -> dict[str, int]:
-    """Stage the lines the fast path left again, each bad one now with its bad row, judged by the full
-    parser's checks of `fields`, every field the fast path left pending on any of them (parse_failures: the
-    same failure the full parser finds, with a plan a fraction of its size). The others stay pending."""
+def _judge_pending(fs: LakeFileSystem, staged: DataFrame, fields: list[int], path: str) -> dict[str, int]:
+    """Stage the lines the fast path left in `staged` again, each bad one now with its bad row, judged by the
+    full parser's checks of `fields`, every field the fast path left pending on any of them (parse_failures:
+    the same failure the full parser finds, with a plan a fraction of its size). The others stay pending."""
     observation = Observation("judged")
-    judged = parse_failures(pending, fields, line_column="pending_line").observe(
+    judged = parse_failures(_pending(staged), fields, line_column="pending_line").observe(
         observation,
         F.count(F.lit(1)).alias("lines"),
         F.count_if(F.col("failure").isNotNull()).alias("bad"),
@@ -299,12 +306,15 @@ def _judge_pending(fs: LakeFileSystem, pending: DataFrame, fields: list[int], pa
     )
     bad = f"array({_record(BAD, bad_rows.loader_parsing_error('failure', 'pending_line'))})"
     judgement = {
+        **{c: identifier(c) for c in _PENDING_COLUMNS},
         "records": f"CASE WHEN failure IS NOT NULL THEN {bad} END",
         "pending_line": "CASE WHEN failure IS NULL THEN pending_line END",
     }
-    # The staged columns in their order; the keys and entity types stay those of a line that is not good.
-    staged = judged.selectExpr(*(f"{judgement.get(c, identifier(c))} AS {identifier(c)}" for c in pending.columns))
-    _write_staged(fs, staged, path)
+    # The staged columns in their order; the keys and entity types stay null, as on any line that is not good.
+    null = "CAST(NULL AS {})"
+    columns = (f"{judgement.get(f.name, null.format(f.dataType.simpleString()))} AS {identifier(f.name)}"
+               for f in staged.schema)
+    _write_staged(fs, judged.selectExpr(*columns), path)
     return _observed(observation)
 
 
