@@ -36,6 +36,10 @@ REQUIRED_SPARK_CONFIG: dict[str, str] = {
 # Spark falls back to the unfused code instead: Spark's own advice for HotSpot, measured in benchmarks/README.md.
 DEFAULT_SPARK_CONFIG: dict[str, str] = {
     "spark.sql.codegen.hugeMethodLimit": "8000",
+    # Spark keeps the classes it compiles from generated code in a cache of 100 entries by default, split
+    # across the cache's segments. A shred run compiles about a hundred, so a JVM that runs the job again (a
+    # backfill in one run, the tests) evicted them and compiled about 80 anew each run (benchmarks/README.md).
+    "spark.sql.codegen.cache.maxEntries": "5000",
 }
 
 

@@ -98,3 +98,17 @@ def test_python_workers_run_this_interpreter_with_its_packages(spark):
         yield sys.executable
 
     assert spark.sparkContext.parallelize([0], 1).mapPartitions(interpreter).collect() == [sys.executable]
+
+
+def test_a_query_run_again_in_the_same_jvm_compiles_no_generated_code_again(spark):
+    """More distinct generated classes than Spark's default cache of 100 holds: all are still there."""
+    codegen = spark.sparkContext._jvm.org.apache.spark.metrics.source.CodegenMetrics
+    # Each literal is written into its query's generated code, so every query compiles classes of its own.
+    queries = [spark.range(2).selectExpr(f"id * {i} + {i} AS v") for i in range(150)]
+    for query in queries:
+        query.collect()
+    compiled = codegen.METRIC_COMPILATION_TIME().getCount()
+    assert compiled >= 150
+    for query in queries:
+        query.collect()
+    assert codegen.METRIC_COMPILATION_TIME().getCount() == compiled
