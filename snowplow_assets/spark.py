@@ -42,6 +42,10 @@ DEFAULT_SPARK_CONFIG: dict[str, str] = {
     "spark.sql.codegen.cache.maxEntries": "5000",
 }
 
+# Settings of the JVM's SQL engine rather than of a session (Spark's static SQL settings): a Spark Connect
+# client leaves them to its server, which ignores a session's, with a warning at every client's start.
+STATIC_SQL_CONFIG = ("spark.sql.codegen.cache.maxEntries",)
+
 
 def spark_session_config(settings_config: Mapping[str, str]) -> dict[str, str]:
     config = {**DEFAULT_SPARK_CONFIG, **settings_config, **REQUIRED_SPARK_CONFIG}
@@ -49,7 +53,11 @@ def spark_session_config(settings_config: Mapping[str, str]) -> dict[str, str]:
         # A Spark Connect client sets its session's settings only; the rest, the project's jar among them, are
         # the server's, which spark_connect_server.py starts with this configuration (Spark refuses a master
         # beside a remote). So a client neither builds the jar nor warns that it has no JDK to build it.
-        return {key: value for key, value in config.items() if key == "spark.remote" or key.startswith("spark.sql.")}
+        return {
+            key: value
+            for key, value in config.items()
+            if key == "spark.remote" or (key.startswith("spark.sql.") and key not in STATIC_SQL_CONFIG)
+        }
     # JVM options are one string per JVM: keep the settings' tuning and put the required ones last, so they win.
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         config[key] = " ".join(filter(None, (settings_config.get(key), REQUIRED_SPARK_CONFIG[key])))

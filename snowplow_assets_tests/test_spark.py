@@ -87,6 +87,10 @@ def test_a_spark_connect_client_sets_only_its_sessions_settings(monkeypatch):
     assert config["spark.sql.session.timeZone"] == "UTC" and config["spark.sql.codegen.hugeMethodLimit"] == "8000"
     # Spark refuses a master beside a remote; memory, JVM options and jars are the server's (spark_connect_server.py).
     assert sorted(k for k in config if not k.startswith("spark.sql.")) == ["spark.remote"]
+    # So are the SQL engine's static settings, which a session cannot change.
+    assert "spark.sql.codegen.cache.maxEntries" not in config
+    monkeypatch.delenv("SNOWPLOW_SPARK_REMOTE")
+    assert spark_session_config(Settings(_env_file=None).spark_config)["spark.sql.codegen.cache.maxEntries"] == "5000"
 
 
 def test_python_workers_run_this_interpreter_with_its_packages(spark):
