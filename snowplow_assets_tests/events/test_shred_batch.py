@@ -86,8 +86,8 @@ def golden(spark, tmp_path_factory):
 def test_golden_report_times_each_phase_without_overlap(golden):
     _, report = golden
     phases = report.phase_seconds
-    # No event manifest here; B (a timestamp and a double in other forms) and the two bad lines are left
-    # to the full parser's checks, and B to the full parser.
+    # No event manifest here; B (a timestamp and a double in other forms) and the two bad lines are left to
+    # the checks of their pending fields, and B, found good, then to the full parser.
     assert list(phases) == [PARSE, FULL_PARSE, DECISIONS, SUMMARY, OUTPUT, PUBLISH]
     assert all(seconds > 0 for seconds in phases.values())
     # Every phase but the marker's publishing lies between the start and the completion the report names.

@@ -36,8 +36,9 @@ import org.apache.spark.sql.api.java.UDF1;
  * as Spark does), and the full parser (parse.py), the one definition of what is valid, decides about those.
  * It vouches for a field only when the result is certain to be the full parser's: anything unusual (JSON
  * that only Spark's lenient reader accepts, a repeated key, text after the JSON value, a number that
- * renders in exponent form, a U+FFFD that may stand for invalid UTF-8) is left to it. The JSON fields are read and re-serialised with the Jackson that Spark's from_json uses, with
- * its limits, so an entity's data is the same text either way.
+ * renders in exponent form, a U+FFFD that may stand for invalid UTF-8) is left to it. The JSON fields are
+ * read and re-serialised with the Jackson that Spark's from_json uses, with its limits, so an entity's data
+ * is the same text either way.
  */
 public final class CanonicalLine implements UDF1<String, Row> {
   private static final long serialVersionUID = 1L;
@@ -84,7 +85,7 @@ public final class CanonicalLine implements UDF1<String, Row> {
     final int splitAt;
     final int[] picked;
     final Pattern entitySchema;
-    final Object[] allFields;  // a line's pending fields when none of them can be read as the fast path reads them
+    final Object[] allFields;  // the pending fields of a line the function cannot read as Spark does
 
     Spec(String text) throws IOException {
       JsonNode root = new ObjectMapper().readTree(text);
@@ -274,7 +275,7 @@ public final class CanonicalLine implements UDF1<String, Row> {
     return RowFactory.create(picked, head.toString(), tail.toString(), entities.toArray(), null);
   }
 
-  /** The result for a line the fast path does not take: only the indexes of the fields it could not vouch for. */
+  /** The result for a line the fast path does not take: the indexes of the fields it could not vouch for. */
   private static Row pending(Object[] fields) {
     return RowFactory.create(null, null, null, null, fields);
   }
