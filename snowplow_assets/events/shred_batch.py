@@ -304,10 +304,9 @@ def _judge_pending(fs: LakeFileSystem, staged: DataFrame, fields: list[int], pat
         F.count_if(F.col("failure").isNotNull()).alias("bad"),
         F.count_if(F.col("failure").isNull()).alias("pending"),
     )
-    bad = f"array({_record(BAD, bad_rows.loader_parsing_error('failure', 'pending_line'))})"
     judgement = {
         **{c: identifier(c) for c in _PENDING_COLUMNS},
-        "records": f"CASE WHEN failure IS NOT NULL THEN {bad} END",
+        "records": f"CASE WHEN failure IS NOT NULL THEN {_parsing_error_records('pending_line')} END",
         "pending_line": "CASE WHEN failure IS NULL THEN pending_line END",
     }
     # The staged columns in their order; the keys and entity types stay null, as on any line that is not good.
@@ -328,8 +327,9 @@ def _parse_pass_in_full(fs: LakeFileSystem, lines: DataFrame, path: str) -> tupl
         F.unix_seconds(F.min(F.when(F.col("failure").isNull(), F.col("etl_tstamp")))).alias("earliest_etl_time"),
     )
     parsed = parsed.selectExpr("*", f"{_ROOT_TSTAMP} AS root_tstamp")
-    bad = f"array({_record(BAD, bad_rows.loader_parsing_error('failure', 'line'))})"
-    records = case(("failure IS NOT NULL", bad), otherwise=_event_records(*shred.atomic_events_parts()))
+    records = case(
+        ("failure IS NOT NULL", _parsing_error_records("line")), otherwise=_event_records(*shred.atomic_events_parts())
+    )
     _write_staged(fs, _staged(parsed, "failure IS NULL", records, pending_line="NULL"), path)
     return _counts_and_earliest(observation)
 
@@ -456,6 +456,11 @@ def _record(output: str, head: str, tail: str = "CAST(NULL AS STRING)", entity: 
         parts = ", ".join(f"{entity}.{part}" for part in _SCHEMA_PARTS)
         folder = f"concat_ws({literal(_FOLDER_SEPARATOR)}, {folder}, {parts})"
     return named_struct(folder=folder, head=head, tail=tail)
+
+
+def _parsing_error_records(line: str) -> str:
+    """SQL for the output of a line the parser rejected: its loader_parsing_error bad row, from `failure`."""
+    return f"array({_record(BAD, bad_rows.loader_parsing_error('failure', line))})"
 
 
 def _event_records(atomic_head: str, atomic_tail: str) -> str:
