@@ -7,6 +7,13 @@ then on. The server is Spark's own, from PySpark's jars, started with this proje
 (spark.py): the same master, driver memory, JVM options and jar of the project's functions as a run's own
 JVM would get. Each client keeps a session of its own, with its own SQL settings and functions.
 
+Spark's server gives each session a class loader of its own ("artifact isolation"), and so compiles all of
+a run's generated code again for every session. Started from the project's jar, the server is
+`SharedCodeConnectServer` (snowplow_assets/jvm/), Spark's with that isolation off: its sessions share
+compiled code, and a warm run at a million events took a quarter less (benchmarks/README.md). Jars or
+Python files that a client uploads (`addArtifacts`) are then every session's; this project's clients
+upload none. Without the jar (no JDK), the server is Spark's own.
+
 It binds to 127.0.0.1 unless told otherwise: Spark Connect has no authentication of its own, and whoever
 reaches the port can run any query as the server's user.
 """
@@ -23,9 +30,10 @@ from pathlib import Path
 
 import pyspark
 
+from snowplow_assets.jvm import SHARED_CODE_CONNECT_SERVER_CLASS, functions_jar
 from snowplow_assets.spark import python_workers_interpreter, spark_session_config
 
-SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+SPARK_CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 15002
 
@@ -35,7 +43,9 @@ def spark_connect_server_command(config: Mapping[str, str], host: str = DEFAULT_
     server_config = spark_session_config({key: value for key, value in config.items() if key != "spark.remote"})
     server_config["spark.connect.grpc.binding.address"] = host
     server_config["spark.connect.grpc.binding.port"] = str(port)
-    command = [str(Path(pyspark.__file__).parent / "bin" / "spark-submit"), "--class", SERVER_CLASS]
+    # spark-submit puts spark.jars, the project's jar among them, on the class path of the main class.
+    server_class = SHARED_CODE_CONNECT_SERVER_CLASS if functions_jar() else SPARK_CONNECT_SERVER_CLASS
+    command = [str(Path(pyspark.__file__).parent / "bin" / "spark-submit"), "--class", server_class]
     command += ["--name", "snowplow-assets Spark Connect server"]
     for key, value in sorted(server_config.items()):
         command += ["--conf", f"{key}={value}"]
@@ -57,6 +67,7 @@ class RunningServer:
     process: subprocess.Popen
     host: str
     port: int
+    log: Path
 
     @property
     def url(self) -> str:
@@ -80,7 +91,7 @@ class RunningServer:
                 raise RuntimeError(f"the Spark Connect server stopped (exit {process.returncode}); see {log}")
             with socket.socket() as client:
                 if client.connect_ex((host, port)) == 0:
-                    return cls(process, host, port)
+                    return cls(process, host, port, log)
             time.sleep(0.5)
         process.kill()
         raise RuntimeError(f"the Spark Connect server did not listen on {host}:{port} within {timeout:g} s; see {log}")

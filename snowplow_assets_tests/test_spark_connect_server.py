@@ -18,7 +18,8 @@ from snowplow_assets.jvm import functions_jar
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
-from snowplow_assets.spark_connect_server import SERVER_CLASS, spark_connect_server_command
+from snowplow_assets.jvm import SHARED_CODE_CONNECT_SERVER_CLASS
+from snowplow_assets.spark_connect_server import SPARK_CONNECT_SERVER_CLASS, spark_connect_server_command
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
 from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
 from snowplow_assets_tests.manifest.conftest import REGION, new_table
@@ -34,7 +35,7 @@ def _confs(command: list[str]) -> dict[str, str]:
 def test_the_server_runs_with_the_projects_spark_settings_on_the_loopback_address(monkeypatch):
     monkeypatch.setenv("SNOWPLOW_SPARK_REMOTE", "sc://elsewhere:15002")  # a client's setting, not the server's
     command = spark_connect_server_command(Settings(_env_file=None).spark_config, port=15099)
-    assert Path(command[0]).name == "spark-submit" and command[command.index("--class") + 1] == SERVER_CLASS
+    assert Path(command[0]).name == "spark-submit" and command[command.index("--class") + 1] == SHARED_CODE_CONNECT_SERVER_CLASS
     confs = _confs(command)
     assert (confs["spark.connect.grpc.binding.address"], confs["spark.connect.grpc.binding.port"]) == ("127.0.0.1", "15099")
     assert confs["spark.master"] == "local[*]" and confs["spark.driver.memory"] == "1g"
@@ -42,6 +43,15 @@ def test_the_server_runs_with_the_projects_spark_settings_on_the_loopback_addres
     assert confs["spark.jars"] == str(functions_jar()), "the server holds the shredder's fast path"
     assert confs["spark.hadoop.fs.file.impl"] == "org.apache.hadoop.fs.RawLocalFileSystem"
     assert "spark.remote" not in confs
+
+
+def test_without_the_projects_jar_the_server_is_sparks_own(monkeypatch):
+    """No JDK, no jar: the server that shares compiled code is in the jar, so Spark's own server runs."""
+    monkeypatch.setattr("snowplow_assets.spark_connect_server.functions_jar", lambda: None)
+    monkeypatch.setattr("snowplow_assets.spark.functions_jar", lambda: None)
+    command = spark_connect_server_command(Settings(_env_file=None).spark_config, port=15099)
+    assert command[command.index("--class") + 1] == SPARK_CONNECT_SERVER_CLASS
+    assert "spark.jars" not in _confs(command)
 
 
 def test_a_client_of_the_server_has_the_fast_path(spark_connect_server):
@@ -54,6 +64,34 @@ def test_a_client_of_the_server_has_the_fast_path(spark_connect_server):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True", "UTC"]
+
+
+def test_sessions_on_the_server_share_compiled_code(spark_connect_server):
+    """Two sessions run the same query, one after the other: the server's log (Spark's code generator logs
+    each class it compiles) shows code compiled for the first session only. Spark's own server, which gives
+    every session a class loader of its own, compiles it again for the second."""
+    script = (
+        "import sys\n"
+        "from pyspark.sql import SparkSession\n"
+        "url, log = sys.argv[1], sys.argv[2]\n"
+        "def compiled():\n"
+        "    with open(log, errors='replace') as server_log:\n"
+        "        return server_log.read().count('Code generated in')\n"
+        "for _ in range(2):\n"
+        "    session = SparkSession.builder.remote(url).create()\n"
+        "    before = compiled()\n"
+        # Constants of this test's own, so that no other test's query has compiled the same code.
+        "    session.range(100).selectExpr('id * 7919 + 104729 AS n', 'id % 613 AS k').groupBy('k').sum('n').collect()\n"
+        "    print(compiled() - before, flush=True)\n"
+        # A session made by create() keeps the process alive until it is stopped.
+        "    session.stop()\n"
+    )
+    command = [sys.executable, "-c", script, spark_connect_server.url, str(spark_connect_server.log)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    first, second = map(int, done.stdout.split())
+    assert first > 0, "the first session's query compiles its code"
+    assert second == 0, "the second session's query reuses it"
 
 
 def _shredded(lake: Lake, run: str) -> tuple[list[str], int]:

@@ -1,11 +1,13 @@
 """The project's Spark functions written in Java (`src/`), compiled into a jar on first use. (The Spark
 driver's default JVM options, which concern the same JVM, are in driver_options.py.)
 
-Only what Spark SQL cannot do fast enough lives here: today the shredder's fast path for canonical lines
+Only what Spark cannot do fast enough as it comes lives here: the shredder's fast path for canonical lines
 (`CanonicalLine`, used by snowplow_assets/events/canonical.py, with `CanonicalForms`, its quick checks of
-the typed fields' forms). The Java holds mechanism only; what it
-checks and renders comes from the Python definitions, as a spec that the jar carries as a resource: Spark
-then creates the function from its class name alone, which is all a Spark Connect client can hand over.
+the typed fields' forms), and `SharedCodeConnectServer`, Spark's Spark Connect server with sessions that
+share compiled code (snowplow_assets/spark_connect_server.py starts it). The fast path's Java holds
+mechanism only; what it checks and renders comes from the Python definitions, as a spec that the jar
+carries as a resource: Spark then creates the function from its class name alone, which is all a Spark
+Connect client can hand over.
 
 The jar is built with the JDK's `javac` against the installed PySpark's jars and cached under
 `SNOWPLOW_JVM_CACHE` (default `~/.cache/snowplow-assets/jvm`), named by a hash of the sources, the spec and
@@ -14,7 +16,7 @@ time. `spark.jars` carries it to the driver and, on a cluster, to every executor
 started by `snowplow-assets spark-server` has it the same way (another server needs it in its `spark.jars`).
 Without a JDK (`javac` in `JAVA_HOME/bin` or on PATH), with a JDK older than 17, or where the cache cannot
 be written, there is no jar: every line then takes the full parser, which is correct, only slower
-(benchmarks/README.md).
+(benchmarks/README.md), and a Spark Connect server is Spark's own.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ import pyspark
 SOURCES = Path(__file__).parent / "src"
 CANONICAL_LINE_CLASS = "snowplow_assets.jvm.CanonicalLine"
 CANONICAL_LINE_SPEC_CLASS = "snowplow_assets.jvm.CanonicalLineSpec"
+# Spark's Spark Connect server with sessions that share compiled code (spark_connect_server.py).
+SHARED_CODE_CONNECT_SERVER_CLASS = "snowplow_assets.jvm.SharedCodeConnectServer"
 # Beside the class, where CanonicalLine.bundledSpec() looks for it.
 CANONICAL_LINE_SPEC_RESOURCE = "snowplow_assets/jvm/canonical_line_spec.json"
 # What the jar is compiled for: the Java that PySpark 4 needs. An older javac cannot build it.
