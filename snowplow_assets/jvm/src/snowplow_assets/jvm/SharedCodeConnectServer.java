@@ -12,8 +12,8 @@ import scala.Option;
  * <p>Spark caches a compiled class by the class loader it was compiled under as well as by its code
  * (SPARK-44795). Spark's own server turns artifact isolation on, which runs each session's queries, and on a
  * local master its tasks, under a class loader of that session's own: every run then compiles all of the
- * job's generated code again, about a hundred classes and a fifth of a warm run's time at a million
- * events (benchmarks/README.md). The cost of turning it off: a jar or Python file that a client uploads
+ * job's generated code again, about a hundred classes and 10 CPU-seconds of a warm run at a million events
+ * (benchmarks/README.md). The cost of turning it off: a jar or Python file that a client uploads
  * with addArtifacts is every session's, not its own. This project's clients upload none; its functions are
  * in the server's spark.jars. Each session keeps its own SQL settings, views and functions either way.
  */
