@@ -10,10 +10,9 @@ JVM would get. Each client keeps a session of its own, with its own SQL settings
 Spark's server gives each session a class loader of its own ("artifact isolation"), and so compiles all of
 a run's generated code again for every session. Started from the project's jar, the server is
 `SharedCodeConnectServer` (snowplow_assets/jvm/), Spark's with that isolation off: its sessions share
-compiled code, and a warm run compiles none of it again: about 10 CPU-seconds less at a million events
-(benchmarks/README.md). Jars or
-Python files that a client uploads (`addArtifacts`) are then every session's; this project's clients
-upload none. Without the jar (no JDK), the server is Spark's own.
+compiled code, and a warm run compiles none of it again, about 10 CPU-seconds less at a million events
+(benchmarks/README.md). Jars or Python files that a client uploads (`addArtifacts`) are then every
+session's; this project's clients upload none. Without the jar (no JDK), the server is Spark's own.
 
 It binds to 127.0.0.1 unless told otherwise: Spark Connect has no authentication of its own, and whoever
 reaches the port can run any query as the server's user.

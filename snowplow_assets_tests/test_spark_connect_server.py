@@ -14,11 +14,10 @@ import dagster as dg
 from click.testing import CliRunner
 
 from snowplow_assets.cli import main
-from snowplow_assets.jvm import functions_jar
+from snowplow_assets.jvm import SHARED_CODE_CONNECT_SERVER_CLASS, functions_jar
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
-from snowplow_assets.jvm import SHARED_CODE_CONNECT_SERVER_CLASS
 from snowplow_assets.spark_connect_server import SPARK_CONNECT_SERVER_CLASS, spark_connect_server_command
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
 from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
@@ -35,7 +34,8 @@ def _confs(command: list[str]) -> dict[str, str]:
 def test_the_server_runs_with_the_projects_spark_settings_on_the_loopback_address(monkeypatch):
     monkeypatch.setenv("SNOWPLOW_SPARK_REMOTE", "sc://elsewhere:15002")  # a client's setting, not the server's
     command = spark_connect_server_command(Settings(_env_file=None).spark_config, port=15099)
-    assert Path(command[0]).name == "spark-submit" and command[command.index("--class") + 1] == SHARED_CODE_CONNECT_SERVER_CLASS
+    assert Path(command[0]).name == "spark-submit"
+    assert command[command.index("--class") + 1] == SHARED_CODE_CONNECT_SERVER_CLASS, "the server in the project's jar"
     confs = _confs(command)
     assert (confs["spark.connect.grpc.binding.address"], confs["spark.connect.grpc.binding.port"]) == ("127.0.0.1", "15099")
     assert confs["spark.master"] == "local[*]" and confs["spark.driver.memory"] == "1g"
