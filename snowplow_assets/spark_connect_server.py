@@ -3,9 +3,9 @@
 Each Dagster run is a process of its own, and with a local master each starts a JVM, which spends about a
 third of a shred run's CPU compiling Spark's code and the code Spark generates (benchmarks/README.md). Runs
 that connect to a server (SNOWPLOW_SPARK_REMOTE=sc://host:port) share its JVM, compiled once and warm from
-then on. The server is Spark's own, from PySpark's jars, started with this project's configuration
-(spark.py): the same master, driver memory, JVM options and jar of the project's functions as a run's own
-JVM would get. Each client keeps a session of its own, with its own SQL settings and functions.
+then on. The server is Spark's, from PySpark's jars (with one change, below), started with the project's
+configuration (spark.py): the same master, driver memory, JVM options and jar of the project's functions as
+a run's own JVM would get. Each client keeps a session of its own, with its own SQL settings and functions.
 
 Spark's server gives each session a class loader of its own ("artifact isolation"), and so compiles all of
 a run's generated code again for every session. Started from the project's jar, the server is

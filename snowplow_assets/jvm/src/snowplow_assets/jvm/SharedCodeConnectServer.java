@@ -28,6 +28,7 @@ public final class SharedCodeConnectServer {
         .getOrCreate();
     try {
       SparkConnectService.start(session.sparkContext());
+      // server() and started() have no static forwarder on SparkConnectService, so Java reaches the object.
       SparkConnectService$.MODULE$.server().awaitTermination();
     } finally {
       if (SparkConnectService$.MODULE$.started()) {
