@@ -25,8 +25,11 @@ is left to the full parser.
 The work per line runs in one JVM function, `CanonicalLine` (snowplow_assets/jvm/): the same checks as
 Spark SQL expressions cost ten times as much, mostly in code that Spark generates and every new JVM compiles
 again (benchmarks/README.md). The function holds no definitions: the spec below hands it this module's
-patterns, parse.py's wrapper schemas and the Iglu URI pattern, by field, from enriched_schema.py. JSON is
-read and re-serialised by the same Jackson, with the same limits, as Spark's `from_json` in parse.py.
+patterns, parse.py's wrapper schemas and the Iglu URI pattern, by field, from enriched_schema.py, and the
+templates of an entity's line and folder (shred.py, output_folders.py), which it renders itself: that
+took about a tenth less of the parse pass than building the lines in Spark SQL from the entities the
+function returned (benchmarks/README.md). JSON is read and re-serialised by the same Jackson, with the same limits, as Spark's
+`from_json` in parse.py.
 Matching the typed fields against their patterns took nearly half of the function's time, so it first tries a
 hand-written check of each form (CanonicalForms.java) and runs the pattern only when that check says no: the
 patterns below still decide, and a test holds each check to its pattern.
@@ -39,9 +42,10 @@ import json
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
-from snowplow_assets.events import parse
+from snowplow_assets.events import parse, shred, templates
 from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_INDEX, EnrichedField, FieldType
 from snowplow_assets.events.iglu import IGLU_URI_PATTERN
+from snowplow_assets.events.output_folders import ENTITY_FOLDER, RECORD_TYPE
 from snowplow_assets.events.sql import identifier
 from snowplow_assets.jvm import CANONICAL_LINE_CLASS, CANONICAL_LINE_SPEC_CLASS
 from snowplow_assets.patterns import END
@@ -65,11 +69,11 @@ _CLASS_NOT_LOADED = "_LEGACY_ERROR_TEMP_1329"
 
 # The fields the function returns the text of, in this order.
 _PICKED = ("event_id", "event_fingerprint", "etl_tstamp", "collector_tstamp")
-_JSON_FIELDS = tuple(f for f in ENRICHED_FIELDS if f.type is FieldType.JSON)
 
+_ENTITY_TYPES_TYPE = "ARRAY<STRUCT<schema: STRING, kind: STRING>>"
 _RESULT_TYPE = (
     f"STRUCT<picked: ARRAY<STRING>, atomic_head: STRING, atomic_tail: STRING, "
-    f"entities: ARRAY<ARRAY<{parse.ENTITY_TYPE}>>, pending: ARRAY<INT>>"
+    f"entity_lines: ARRAY<{RECORD_TYPE}>, entity_types: {_ENTITY_TYPES_TYPE}, pending: ARRAY<INT>>"
 )
 
 
@@ -104,6 +108,13 @@ def function_spec() -> str:
         "split_at": event_id,
         "pick": [FIELD_INDEX[name] for name in _PICKED],
         "entity_schema": IGLU_URI_PATTERN,
+        # Each entity's line and folder, in shredding order, from the templates SQL renders them from too
+        # (shred.py, output_folders.py); the function knows an entity's values (shred.ENTITY_VALUES) by name,
+        # root_tstamp being the text of collector_tstamp, which canonical form makes its rendering.
+        "entity_fields": [{"field": FIELD_INDEX[name], "kind": kind} for name, kind in shred.ENTITY_FIELDS],
+        "root_tstamp": FIELD_INDEX["collector_tstamp"],
+        "entity_line": {"head": templates.spec(shred.ENTITY_LINE_HEAD), "tail": templates.spec(shred.ENTITY_LINE_TAIL)},
+        "entity_folder": templates.spec(ENTITY_FOLDER),
         # What the function returns: a server whose jar returns anything else is refused (fast_path_available).
         "result": _RESULT_TYPE,
     }
@@ -143,7 +154,8 @@ def _register(spark: SparkSession) -> bool:
 def parse_canonical(lines: DataFrame, line_column: str = "line") -> DataFrame:
     """The input columns plus `canonical`, and for canonical lines the values shredding needs, named as
     parse_enriched names them, and the event's output parts: `atomic_head` and `atomic_tail` (shred.py's
-    atomic_events_parts) and `root_tstamp`. Every other column is null on a line that is not canonical.
+    atomic_events_parts), `entity_lines` and `entity_types` (shred_batch.render_entities). Every other
+    column is null on a line that is not canonical.
 
     A line that is not canonical has `pending_fields` instead: the indexes of the fields the function could
     not vouch for. Every other field of it is valid, so the full parser's failure for the line is the one
@@ -159,10 +171,6 @@ def parse_canonical(lines: DataFrame, line_column: str = "line") -> DataFrame:
     def timestamp(name: str) -> str:
         return f"CAST(nullif({picked(name)}, '') AS TIMESTAMP)"
 
-    def entities(field: EnrichedField) -> str:
-        value = f"_canonical.entities[{_JSON_FIELDS.index(field)}]"
-        return f"try_element_at({value}, 1)" if not parse.JSON_WRAPPERS[field.name][1] else value
-
     return checked.selectExpr(
         *inputs,
         "_canonical.pending IS NULL AS canonical",
@@ -171,8 +179,8 @@ def parse_canonical(lines: DataFrame, line_column: str = "line") -> DataFrame:
         f"nullif({picked('event_fingerprint')}, '') AS event_fingerprint",
         f"{timestamp('etl_tstamp')} AS etl_tstamp",
         f"{timestamp('collector_tstamp')} AS collector_tstamp",
-        *(f"{entities(f)} AS {identifier(f.name)}" for f in _JSON_FIELDS),
         "_canonical.atomic_head AS atomic_head",
         "_canonical.atomic_tail AS atomic_tail",
-        f"{picked('collector_tstamp')} AS root_tstamp",
+        "_canonical.entity_lines AS entity_lines",
+        "_canonical.entity_types AS entity_types",
     )

@@ -13,7 +13,8 @@ from pyspark.sql import functions as F
 
 from snowplow_assets.check_outcome import CheckOutcome
 from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS
-from snowplow_assets.events.shred_batch import ATOMIC_EVENTS, SHREDDED_TYPES, ShredReport
+from snowplow_assets.events.output_folders import ATOMIC_EVENTS, SHREDDED_TYPES
+from snowplow_assets.events.shred_batch import ShredReport
 from snowplow_assets.storage import LakeFileSystem
 
 _EVENT_ID_COLUMN = next(i for i, f in enumerate(ATOMIC_FIELDS) if f.name == "event_id")

@@ -1,9 +1,10 @@
 """Rendering a parsed event as loader-ready shredded output (FORMATS.md §3), as Spark SQL expressions.
 
 An event becomes one atomic-events TSV line (the 128 non-JSON fields) and one JSON line per entity, in
-the order unstruct event, derived contexts, contexts. The JSON envelope is assembled by concatenation:
-every piece except `data` is either a fixed string or a value that passed a strict pattern (Iglu parts,
-UUIDs, formatted timestamps), so none of them can need JSON escaping, and `data` is already compact JSON.
+the order unstruct event, derived contexts, contexts (ENTITY_FIELDS). The JSON envelope is assembled by
+concatenation, from a template (templates.py) that the fast path's Java function renders too: every piece
+except `data` is either a fixed string or a value that passed a strict pattern (Iglu parts, UUIDs, formatted
+timestamps), so none of them can need JSON escaping, and `data` is already compact JSON.
 
 Each line is rendered as two parts, the text before the event's id and the text after it, so that the
 expensive rendering runs once, before deduplication has decided which events get a new id, and putting
@@ -13,8 +14,9 @@ the final id in is a cheap concatenation (shred_batch.py).
 from __future__ import annotations
 
 from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS, EnrichedField, FieldType
-from snowplow_assets.events.parse import ENTITY_TYPE
+from snowplow_assets.events.parse import ENTITY_TYPE, JSON_WRAPPERS
 from snowplow_assets.events.sql import identifier, literal, named_struct
+from snowplow_assets.events.templates import Template, Value
 
 TIMESTAMP_FORMAT = "yyyy-MM-dd HH:mm:ss.SSS"
 DUPLICATE_SCHEMA = "iglu:com.snowplowanalytics.snowplow/duplicate/jsonschema/1-0-0"
@@ -76,33 +78,40 @@ def duplicate_context(original_event_id: str) -> str:
     return f"CAST({entity} AS {ENTITY_TYPE})"
 
 
+# An entity's values, as the templates below (and the fast path's function, which renders them too) name them.
+SCHEMA, VENDOR, NAME, FORMAT, VERSION, DATA, ROOT_TSTAMP = (
+    Value(name) for name in ("schema", "vendor", "name", "format", "version", "data", "root_tstamp")
+)
+ENTITY_VALUES = (SCHEMA, VENDOR, NAME, FORMAT, VERSION, DATA, ROOT_TSTAMP)
+
+# `{"schema":{…},"data":{…},"hierarchy":{…}}` for one entity of an event, as the text before its rootId (the
+# event's id) and the text after it: line = head || rootId || tail.
+ENTITY_LINE_HEAD: Template = (
+    '{"schema":{"vendor":"', VENDOR, '","name":"', NAME, '","format":"', FORMAT, '","version":"', VERSION,
+    '"},"data":', DATA, ',"hierarchy":{"rootId":"',
+)  # fmt: skip
+ENTITY_LINE_TAIL: Template = (
+    '","rootTstamp":"', ROOT_TSTAMP, '","refRoot":"events","refTree":["events","', NAME, '"],"refParent":"events"}}',
+)  # fmt: skip
+
+# The JSON fields whose entities an event's output carries, in shredding order, with their kind.
+ENTITY_FIELDS = (("unstruct_event", SELF_DESCRIBING_EVENT), ("derived_contexts", CONTEXT), ("contexts", CONTEXT))
+
+
 def event_entities() -> str:
-    """Every entity of an event with its kind, in shredding order: unstruct event, derived contexts, contexts."""
+    """Every entity of an event with its kind, in shredding order (ENTITY_FIELDS)."""
 
     def with_kind(entities: str, kind: str) -> str:
         return f"transform({entities}, e -> named_struct('entity', e, 'kind', {literal(kind)}))"
 
-    unstruct = f"CASE WHEN unstruct_event IS NULL THEN CAST(array() AS ARRAY<{ENTITY_TYPE}>) ELSE array(unstruct_event) END"
-    return (
-        f"concat({with_kind(unstruct, SELF_DESCRIBING_EVENT)}, "
-        f"{with_kind('derived_contexts', CONTEXT)}, {with_kind('contexts', CONTEXT)})"
-    )
+    def entities(name: str) -> str:
+        if JSON_WRAPPERS[name][1]:
+            return identifier(name)
+        return f"CASE WHEN {identifier(name)} IS NULL THEN CAST(array() AS ARRAY<{ENTITY_TYPE}>) ELSE array({identifier(name)}) END"
+
+    return "concat(" + ", ".join(with_kind(entities(name), kind) for name, kind in ENTITY_FIELDS) + ")"
 
 
-def entity_line_parts(entity: str, root_tstamp: str) -> tuple[str, str]:
-    """`{"schema":{…},"data":{…},"hierarchy":{…}}` for one entity of an event, as the text before its
-    rootId (the event's id) and the text after it: line = head || rootId || tail."""
-    head = [
-        """'{"schema":{"vendor":"'""", f"{entity}.vendor",
-        """'","name":"'""", f"{entity}.name",
-        """'","format":"'""", f"{entity}.format",
-        """'","version":"'""", f"{entity}.version",
-        """'"},"data":'""", f"{entity}.data",
-        """',"hierarchy":{"rootId":"'""",
-    ]  # fmt: skip
-    tail = [
-        """'","rootTstamp":"'""", root_tstamp,
-        """'","refRoot":"events","refTree":["events","'""", f"{entity}.name",
-        """'"],"refParent":"events"}}'""",
-    ]  # fmt: skip
-    return "concat(" + ", ".join(head) + ")", "concat(" + ", ".join(tail) + ")"
+def entity_values(entity: str, root_tstamp: str) -> dict[str, str]:
+    """The SQL of an entity's values (ENTITY_VALUES) for templates.sql: `entity` an ENTITY_TYPE."""
+    return {**{v.name: f"{entity}.{v.name}" for v in ENTITY_VALUES if v is not ROOT_TSTAMP}, ROOT_TSTAMP.name: root_tstamp}

@@ -42,9 +42,10 @@ from datetime import datetime, timezone
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from snowplow_assets.events import bad_rows, dedup, shred
+from snowplow_assets.events import bad_rows, dedup, shred, templates
 from snowplow_assets.events.completion import shredding_complete
 from snowplow_assets.events.canonical import fast_path_available, parse_canonical
+from snowplow_assets.events.output_folders import ATOMIC_EVENTS, BAD, FOLDER, RECORD_TYPE, entity_folder_sql, layout_folder
 from snowplow_assets.events.parse import parse_enriched, parse_failures
 from snowplow_assets.events.reader import read_lines, run_folder_files
 from snowplow_assets.events.sql import case, identifier, literal, named_struct
@@ -67,20 +68,6 @@ BROADCAST_DECISIONS_LIMIT = 2_000_000
 
 # The dedup keys read back from the parse pass's staging (dedup.py), with what the summary needs.
 KEY_COLUMNS = ("row_id", "event_id", "fingerprint", "etl_tstamp", "line_hash", "collector_tstamp", "entity_types")
-
-ATOMIC_EVENTS = "atomic-events"
-SHREDDED_TYPES = "shredded-types"
-BAD = "bad"
-# The output pass writes every output in one write partitioned by one column, `folder`: `atomic-events`,
-# `bad`, or `shredded-types~vendor~name~format~version` for an entity type. One string per line, rather than
-# a column per layout level, because a task switches folder at nearly every line it writes (an event's
-# lines go to several), and each switch compares and copies the partition values (measured: the write took
-# 15-20% longer with five columns). `~` is in no Iglu part (iglu.py) and Spark leaves it unescaped in a
-# folder name; _arrange_layout turns each folder into its place in the loader layout.
-_FOLDER = "folder"
-_FOLDER_SEPARATOR = "~"
-_SCHEMA_PARTS = ("vendor", "name", "format", "version")  # in the folder name and in the layout, in this order
-
 
 # The phases of shred_run_folder, in order, as ShredReport.phase_seconds names them. One that did not happen
 # is absent: the full parser's (its checks of the pending fields, and any full parse after them) when the
@@ -326,7 +313,7 @@ def _parse_pass_in_full(fs: LakeFileSystem, lines: DataFrame, path: str) -> tupl
         F.count_if(F.col("failure").isNotNull()).alias("bad"),
         F.unix_seconds(F.min(F.when(F.col("failure").isNull(), F.col("etl_tstamp")))).alias("earliest_etl_time"),
     )
-    parsed = parsed.selectExpr("*", f"{_ROOT_TSTAMP} AS root_tstamp")
+    parsed = render_entities(parsed.selectExpr("*", f"{_ROOT_TSTAMP} AS root_tstamp"), "failure IS NULL")
     records = case(
         ("failure IS NOT NULL", _parsing_error_records("line")), otherwise=_event_records(*shred.atomic_events_parts())
     )
@@ -336,14 +323,12 @@ def _parse_pass_in_full(fs: LakeFileSystem, lines: DataFrame, path: str) -> tupl
 
 def _staged(parsed: DataFrame, good: str, records: str, pending_line: str) -> DataFrame:
     """What the parse pass stages per line: its dedup keys (dedup.py), whether it is good, its output records,
-    and `pending_line`, its text if it still needs the full parser (and then nothing else)."""
-    # Each entity once per line, for both the entity types and the records.
-    parsed = parsed.selectExpr("*", f"CASE WHEN {good} THEN {shred.event_entities()} END AS _entities")
-    entity_types = "transform(_entities, e -> named_struct('schema', e.entity.schema, 'kind', e.kind))"
+    and `pending_line`, its text if it still needs the full parser (and then nothing else). `parsed` has the
+    good lines' `entity_types` (render_entities)."""
     return dedup.dedup_keys(
         parsed,
         "collector_tstamp",
-        F.expr(entity_types).alias("entity_types"),
+        "entity_types",
         F.expr(f"coalesce({good}, false)").alias("good"),
         F.expr(records).alias("records"),
         F.expr(f"CAST({pending_line} AS STRING)").alias("pending_line"),
@@ -445,17 +430,32 @@ def _summarise_survivors(keys: DataFrame, decisions: DataFrame, renamed: int) ->
 
 
 _ROOT_TSTAMP = shred.render_timestamp("collector_tstamp")
-_RECORD_TYPE = "STRUCT<folder: STRING, head: STRING, tail: STRING>"
 
 
-def _record(output: str, head: str, tail: str = "CAST(NULL AS STRING)", entity: str | None = None) -> str:
-    """One line of output, `head || event id || tail` (a null tail: the head is the whole line, no id in
-    it), and the folder it is written to (`_FOLDER`): the output's, and for an entity its type's."""
-    folder = literal(output)
-    if entity is not None:
-        parts = ", ".join(f"{entity}.{part}" for part in _SCHEMA_PARTS)
-        folder = f"concat_ws({literal(_FOLDER_SEPARATOR)}, {folder}, {parts})"
-    return named_struct(folder=folder, head=head, tail=tail)
+def _record(output: str, head: str, tail: str = "CAST(NULL AS STRING)") -> str:
+    """One line of a whole output, `head || event id || tail` (a null tail: the head is the whole line, no
+    id in it), and the folder it is written to (`FOLDER`)."""
+    return named_struct(folder=literal(output), head=head, tail=tail)
+
+
+def _entity_record(entity: str, root_tstamp: str) -> str:
+    """An entity's line, as _record's, in its type's folder (output_folders.ENTITY_FOLDER): `entity` a
+    parse.ENTITY_TYPE."""
+    values = shred.entity_values(entity, root_tstamp)
+    head, tail = (templates.sql(t, values) for t in (shred.ENTITY_LINE_HEAD, shred.ENTITY_LINE_TAIL))
+    return named_struct(folder=entity_folder_sql(values), head=head, tail=tail)
+
+
+def render_entities(parsed: DataFrame, good: str) -> DataFrame:
+    """A parsed event (parse.py) with `entity_lines`, a record per entity in shredding order, and
+    `entity_types`, each entity's schema and kind, as the fast path's function renders them itself from the
+    same templates (canonical.py); both null unless `good`. `root_tstamp` names the hierarchy's rootTstamp."""
+    with_entities = parsed.selectExpr("*", f"CASE WHEN {good} THEN {shred.event_entities()} END AS _entities")
+    return with_entities.selectExpr(
+        *(identifier(c) for c in parsed.columns),
+        f"transform(_entities, e -> {_entity_record('e.entity', 'root_tstamp')}) AS entity_lines",
+        "transform(_entities, e -> named_struct('schema', e.entity.schema, 'kind', e.kind)) AS entity_types",
+    )
 
 
 def _parsing_error_records(line: str) -> str:
@@ -465,10 +465,8 @@ def _parsing_error_records(line: str) -> str:
 
 def _event_records(atomic_head: str, atomic_tail: str) -> str:
     """SQL for the output lines of a good event: its atomic-events line, from the two parts around its id,
-    then a line per entity of `_entities` (shred.event_entities()), whose hierarchy names `root_tstamp`."""
-    atomic = _record(ATOMIC_EVENTS, atomic_head, atomic_tail)
-    entity = _record(SHREDDED_TYPES, *shred.entity_line_parts("e.entity", "root_tstamp"), entity="e.entity")
-    return f"concat(array({atomic}), transform(_entities, e -> {entity}))"
+    then its `entity_lines`."""
+    return f"concat(array({_record(ATOMIC_EVENTS, atomic_head, atomic_tail)}), entity_lines)"
 
 
 def _action_in(actions: tuple[str, ...]) -> str:
@@ -507,20 +505,20 @@ def _write_outputs(
     # A renamed event's duplicate context names its original id and goes first among its derived contexts;
     # the order of entity lines within a type's files carries no meaning, so it is simply one more record.
     duplicate = f"({shred.duplicate_context('event_id')})"
-    duplicate_record = _record(SHREDDED_TYPES, *shred.entity_line_parts(duplicate, _ROOT_TSTAMP), entity=duplicate)
+    duplicate_record = _entity_record(duplicate, _ROOT_TSTAMP)
     records = case(
-        (f"{dropped} OR {errored}", f"CAST(array() AS ARRAY<{_RECORD_TYPE}>)"),
+        (f"{dropped} OR {errored}", f"CAST(array() AS ARRAY<{RECORD_TYPE}>)"),
         (renamed, f"concat(array({duplicate_record}), records)"),
         otherwise="records",
     )
     output = lines.selectExpr(
         f"CASE WHEN {renamed} THEN new_event_id ELSE event_id END AS _id", f"explode({records}) AS r"
     ).selectExpr(
-        f"r.folder AS {_FOLDER}",
+        f"r.folder AS {FOLDER}",
         "CASE WHEN r.tail IS NULL THEN r.head ELSE concat(r.head, _id, r.tail) END AS value",
     )
     with session_conf(output.sparkSession, unsorted_partitioned_write(_OPEN_TEXT_FILES)):
-        output.write.mode("overwrite").partitionBy(_FOLDER).option(
+        output.write.mode("overwrite").partitionBy(FOLDER).option(
             "compression", _text_compression(options)
         ).text(fs.spark_path(path))
     return _observed(observation)
@@ -551,9 +549,9 @@ def _write_runtime_errors(
     runtime_error = bad_rows.loader_runtime_error("_manifest_failure", bad_rows.event_json("line"))
     (
         events.selectExpr(f"{_record(BAD, runtime_error)} AS r")
-        .selectExpr(f"r.folder AS {_FOLDER}", "r.head AS value")
+        .selectExpr(f"r.folder AS {FOLDER}", "r.head AS value")
         .write.mode("append")
-        .partitionBy(_FOLDER)
+        .partitionBy(FOLDER)
         .option("compression", _text_compression(options))
         .text(fs.spark_path(path))
     )
@@ -605,21 +603,9 @@ def _arrange_layout(fs: LakeFileSystem, written: str, good: str, bad: str) -> No
     """Move the output pass's folders into the loader layout of FORMATS.md §3."""
     for entry in fs.list_dir(written):
         if entry.is_dir:
-            fs.move(entry.uri, _layout_folder(entry.name, good, bad))
+            fs.move(entry.uri, layout_folder(entry.name, good, bad))
     for folder in (f"{good}/{ATOMIC_EVENTS}", bad):
         fs.make_dirs(folder)
-
-
-def _layout_folder(written: str, good: str, bad: str) -> str:
-    """Where a folder the output pass wrote (`folder=…`, see `_FOLDER`) belongs in the loader layout."""
-    key, _, value = written.partition("=")
-    output, *schema = value.split(_FOLDER_SEPARATOR)
-    whole_outputs = {ATOMIC_EVENTS: f"{good}/{ATOMIC_EVENTS}", BAD: bad}
-    if key == _FOLDER and not schema and output in whole_outputs:
-        return whole_outputs[output]
-    if key == _FOLDER and output == SHREDDED_TYPES and len(schema) == len(_SCHEMA_PARTS):
-        return "/".join([good, SHREDDED_TYPES, *(f"{part}={value}" for part, value in zip(_SCHEMA_PARTS, schema))])
-    raise RuntimeError(f"the output pass wrote a folder that has no place in the loader layout: {written!r}")
 
 
 def _publish(

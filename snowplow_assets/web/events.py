@@ -34,7 +34,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS, FieldType
-from snowplow_assets.events.shred_batch import ATOMIC_EVENTS, SHREDDED_TYPES
+from snowplow_assets.events.output_folders import ATOMIC_EVENTS, SHREDDED_TYPES
 from snowplow_assets.events.sql import case, identifier
 from snowplow_assets.lake import RUN_FOLDER, Lake
 from snowplow_assets.storage import LakeFileSystem

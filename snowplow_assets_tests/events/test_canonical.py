@@ -10,6 +10,7 @@ from snowplow_assets.events import shred
 from snowplow_assets.events.canonical import parse_canonical
 from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_INDEX
 from snowplow_assets.events.parse import parse_enriched, parse_failures
+from snowplow_assets.events.shred_batch import render_entities
 from snowplow_assets_tests.events.builders import WEB_PAGE, event_line, link_click
 
 WRAPPER = '{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-0","data":%s}'
@@ -78,24 +79,32 @@ def _generated_lines(events: int) -> list[str]:
     return [line.decode().rstrip("\n") for line in Batch(options, random.Random(options.seed)).lines()]
 
 
+def _full_parser_outputs(frame):
+    """The full parser's values, and the output parts shred.py's SQL renders from them (as the shred job's
+    full parser path renders them)."""
+    head, tail = shred.atomic_events_parts()
+    parsed = parse_enriched(frame).selectExpr(
+        "*", f"{head} AS atomic_head", f"{tail} AS atomic_tail", f"{shred.render_timestamp('collector_tstamp')} AS root_tstamp"
+    )
+    return render_entities(parsed, "failure IS NULL")
+
+
 @pytest.fixture(scope="module")
 def both_paths(spark):
     """Per line: the fast path's row and the full parser's, with shred.py's output parts for the latter."""
     lines = [*CANONICAL, *OTHER_FORMS, *BAD, *_generated_lines(2000)]
     frame = spark.createDataFrame(list(enumerate(lines)), "row_id BIGINT, line STRING")
-    head, tail = shred.atomic_events_parts()
-    full = parse_enriched(frame).selectExpr(
+    full = _full_parser_outputs(frame).selectExpr(
         "row_id", "failure IS NULL AS good", "failure", "event_id", "event_fingerprint", "etl_tstamp", "collector_tstamp",
-        "contexts", "unstruct_event", "derived_contexts", f"{head} AS atomic_head", f"{tail} AS atomic_tail",
-        f"{shred.render_timestamp('collector_tstamp')} AS root_tstamp",
+        "atomic_head", "atomic_tail", "entity_lines", "entity_types",
     )  # fmt: skip
     fast = {row.row_id: row for row in parse_canonical(frame).collect()}
     return {row.row_id: (lines[row.row_id], fast[row.row_id], row) for row in full.collect()}
 
 
 COMPARED = (
-    "event_id", "event_fingerprint", "etl_tstamp", "collector_tstamp", "contexts", "unstruct_event",
-    "derived_contexts", "atomic_head", "atomic_tail", "root_tstamp",
+    "event_id", "event_fingerprint", "etl_tstamp", "collector_tstamp", "atomic_head", "atomic_tail", "entity_lines",
+    "entity_types",
 )  # fmt: skip
 
 
@@ -190,14 +199,13 @@ def test_what_one_worker_keeps_between_lines_never_changes_a_later_lines_result(
     assert unstruct_wrapper in link_click() and contexts_wrapper in sequence[1][0]
     rows = [(i, line) for i, (line, _) in enumerate(sequence)]
     frame = spark.createDataFrame(rows, "row_id BIGINT, line STRING").coalesce(1)  # one task, in this order
-    head, tail = shred.atomic_events_parts()
-    outputs = ("contexts", f"{head} AS atomic_head", f"{tail} AS atomic_tail")
+    outputs = ("entity_lines", "atomic_head", "atomic_tail")
     fast = sorted(parse_canonical(frame).collect(), key=lambda row: row.row_id)
-    full = sorted(parse_enriched(frame).selectExpr("row_id", *outputs).collect(), key=lambda row: row.row_id)
+    full = sorted(_full_parser_outputs(frame).select("row_id", *outputs).collect(), key=lambda row: row.row_id)
 
     assert [row.canonical for row in fast] == [expected for _, expected in sequence]
     for fast_row, full_row in zip(fast, full):
         if fast_row.canonical:
-            for column in ("contexts", "atomic_head", "atomic_tail"):
+            for column in outputs:
                 assert fast_row[column] == full_row[column], (column, fast_row.row_id)
-    assert fast[4].contexts[0].data == '{"b":[3,{"c":4}]}'
+    assert [line.head for line in fast[4].entity_lines if '"data":{"b":[3,{"c":4}]},' in line.head]

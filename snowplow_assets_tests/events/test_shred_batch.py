@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from snowplow_assets.events import shred_batch
+from snowplow_assets.events import output_folders, shred_batch
 from snowplow_assets.events.dedup import SYNTHETIC_ID_NAMESPACE, InBatchDedup
 from snowplow_assets.events.enriched_schema import FIELD_NAMES
 from snowplow_assets.events.shred_batch import (
@@ -353,7 +353,7 @@ def test_schema_uris_cannot_escape_the_run_folder(spark, lake, fs):
     ],
 )
 def test_each_written_folder_has_one_place_in_the_loader_layout(written, place):
-    assert shred_batch._layout_folder(written, "good", "bad") == place
+    assert output_folders.layout_folder(written, "good", "bad") == place
 
 
 @pytest.mark.parametrize(
@@ -361,7 +361,7 @@ def test_each_written_folder_has_one_place_in_the_loader_layout(written, place):
 )
 def test_a_folder_with_no_place_in_the_layout_stops_the_publish(written):
     with pytest.raises(RuntimeError, match="no place in the loader layout"):
-        shred_batch._layout_folder(written, "good", "bad")
+        output_folders.layout_folder(written, "good", "bad")
 
 
 @pytest.mark.parametrize("name", ["../x", "run=../../etc", "run=2026-03-01", "x/run=2026-03-01-10-00-00", ""])

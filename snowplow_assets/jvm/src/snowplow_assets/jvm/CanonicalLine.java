@@ -28,9 +28,10 @@ import org.apache.spark.sql.api.java.UDF1;
  * The shredder's fast path for one enriched line, as a Spark function (snowplow_assets/events/canonical.py).
  *
  * <p>What the line must look like comes from a spec that canonical.py builds from the Python definitions
- * (field layout, patterns, wrapper schemas, the Iglu URI pattern), so this class holds the mechanism only.
- * The spec is a resource of the jar, next to this class, so that Spark can create the function by its class
- * name alone, as a Spark Connect client registers it; CanonicalLineSpec tells the client which spec that is.
+ * (field layout, patterns, wrapper schemas, the Iglu URI pattern, the templates of an entity's line and
+ * folder), so this class holds the mechanism only. The spec is a resource of the jar, next to this class, so
+ * that Spark can create the function by its class name alone, as a Spark Connect client registers it;
+ * CanonicalLineSpec tells the client which spec that is.
  * For every line it does not take, it returns only its pending fields: the indexes of the fields it could
  * not vouch for (none when the line's shape alone makes it bad, all of them when it cannot read the line
  * as Spark does), and the full parser (parse.py), the one definition of what is valid, decides about those.
@@ -86,6 +87,12 @@ public final class CanonicalLine implements UDF1<String, Row> {
     final int[] picked;
     final Pattern entitySchema;
     final Object[] allFields;  // the pending fields of a line the function cannot read as Spark does
+    final int[] entityFields;  // the JSON fields whose entities the output carries, in shredding order
+    final String[] entityKinds;  // and the kind of each one's entities
+    final int rootTstamp;  // the field whose text is every entity's root_tstamp
+    final Template entityFolder;
+    final Template entityHead;
+    final Template entityTail;
 
     Spec(String text) throws IOException {
       JsonNode root = new ObjectMapper().readTree(text);
@@ -118,6 +125,49 @@ public final class CanonicalLine implements UDF1<String, Row> {
       entitySchema = Pattern.compile(root.get("entity_schema").asText());
       allFields = new Object[count];
       for (int i = 0; i < count; i++) allFields[i] = i;
+      JsonNode order = root.get("entity_fields");
+      entityFields = new int[order.size()];
+      entityKinds = new String[order.size()];
+      for (int i = 0; i < entityFields.length; i++) {
+        entityFields[i] = order.get(i).get("field").asInt();
+        entityKinds[i] = order.get(i).get("kind").asText();
+      }
+      rootTstamp = root.get("root_tstamp").asInt();
+      entityFolder = new Template(root.get("entity_folder"));
+      entityHead = new Template(root.get("entity_line").get("head"));
+      entityTail = new Template(root.get("entity_line").get("tail"));
+    }
+  }
+
+  // An entity's values, by the names templates.py gives them: where each is in an entity's array.
+  private static final List<String> ENTITY_VALUES =
+      List.of("schema", "vendor", "name", "format", "version", "data", "root_tstamp");
+  private static final int DATA = ENTITY_VALUES.indexOf("data");
+  private static final int ROOT_TSTAMP = ENTITY_VALUES.indexOf("root_tstamp");
+
+  /** An output text as its pieces in order, each fixed text or one of an entity's values (templates.py). */
+  private static final class Template {
+    final String[] texts;  // the piece's text, or null where the piece is a value
+    final int[] values;  // where the piece is a value: its index in ENTITY_VALUES
+
+    Template(JsonNode pieces) {
+      texts = new String[pieces.size()];
+      values = new int[pieces.size()];
+      for (int i = 0; i < texts.length; i++) {
+        JsonNode piece = pieces.get(i);
+        if (piece.has("text")) {
+          texts[i] = piece.get("text").asText();
+        } else {
+          values[i] = ENTITY_VALUES.indexOf(piece.get("value").asText());
+          if (values[i] < 0) throw new IllegalArgumentException("unknown template value " + piece);
+        }
+      }
+    }
+
+    String render(String[] entity, StringBuilder text) {
+      text.setLength(0);
+      for (int i = 0; i < texts.length; i++) text.append(texts[i] != null ? texts[i] : entity[values[i]]);
+      return text.toString();
     }
   }
 
@@ -138,6 +188,8 @@ public final class CanonicalLine implements UDF1<String, Row> {
     final Matcher entitySchema;
     final int[] bounds;
     final ByteArrayOutputStream copied = new ByteArrayOutputStream(1024);
+    final StringBuilder rendered = new StringBuilder(1024);
+    final Object[] entities;  // a line's entities by JSON field, each a List<String[]>
     private JsonGenerator copier;
     private final Map<String, String[]> entitySchemas = new HashMap<>();
     private final List<Map<String, Boolean>> wrapperSchemas = new ArrayList<>();  // by field
@@ -145,6 +197,7 @@ public final class CanonicalLine implements UDF1<String, Row> {
     Worker(Spec spec) {
       this.spec = spec;
       bounds = new int[spec.kinds.length + 1];
+      entities = new Object[spec.kinds.length];
       fields = new Matcher[spec.patterns.length];
       for (int i = 0; i < fields.length; i++) {
         if (spec.patterns[i] != null) fields[i] = spec.patterns[i].matcher("");
@@ -232,14 +285,14 @@ public final class CanonicalLine implements UDF1<String, Row> {
     List<Object> pending = null;
     StringBuilder head = new StringBuilder(256);
     StringBuilder tail = new StringBuilder(line.length());
-    List<Object> entities = new ArrayList<>(4);
+    Object[] entities = w.entities;
     for (int i = 0; i < s.kinds.length; i++) {
       int start = bounds[i], end = bounds[i + 1] - 1;
       String value = null;  // the field's rendering when it is not the field's own text
       boolean vouched = true;
       if (start == end) {
         if (s.required[i]) vouched = false;
-        else if (s.kinds[i] == JSON) entities.add(List.of());
+        else if (s.kinds[i] == JSON) entities[i] = List.of();
       } else {
         switch (s.kinds[i]) {
           case PATTERN -> vouched = w.matches(i, line, start, end);
@@ -250,7 +303,7 @@ public final class CanonicalLine implements UDF1<String, Row> {
           case JSON -> {
             Object found = entities(w, i, line.substring(start, end));
             vouched = found != DEFER;
-            if (vouched) entities.add(found);
+            if (vouched) entities[i] = found;
           }
           default -> { }
         }
@@ -272,12 +325,26 @@ public final class CanonicalLine implements UDF1<String, Row> {
       int field = s.picked[i];
       picked[i] = line.substring(bounds[field], bounds[field + 1] - 1);
     }
-    return RowFactory.create(picked, head.toString(), tail.toString(), entities.toArray(), null);
+    String rootTstamp = line.substring(bounds[s.rootTstamp], bounds[s.rootTstamp + 1] - 1);
+    List<Row> lines = new ArrayList<>(4);
+    List<Row> types = new ArrayList<>(4);
+    for (int k = 0; k < s.entityFields.length; k++) {
+      @SuppressWarnings("unchecked")
+      List<String[]> found = (List<String[]>) entities[s.entityFields[k]];
+      for (String[] entity : found) {
+        entity[ROOT_TSTAMP] = rootTstamp;
+        StringBuilder text = w.rendered;
+        lines.add(RowFactory.create(
+            s.entityFolder.render(entity, text), s.entityHead.render(entity, text), s.entityTail.render(entity, text)));
+        types.add(RowFactory.create(entity[0], s.entityKinds[k]));
+      }
+    }
+    return RowFactory.create(picked, head.toString(), tail.toString(), lines.toArray(), types.toArray(), null);
   }
 
   /** The result for a line the fast path does not take: the indexes of the fields it could not vouch for. */
   private static Row pending(Object[] fields) {
-    return RowFactory.create(null, null, null, null, fields);
+    return RowFactory.create(null, null, null, null, null, fields);
   }
 
   private static StringBuilder append(StringBuilder to, String value, String line, int start, int end) {
@@ -315,7 +382,7 @@ public final class CanonicalLine implements UDF1<String, Row> {
     return rendered.indexOf('E') >= 0 ? null : rendered;
   }
 
-  /** The entities of a self-describing JSON wrapper, as rows of (schema, vendor, name, format, version, data). */
+  /** The entities of a self-describing JSON wrapper, each its values (ENTITY_VALUES) but root_tstamp. */
   private static Object entities(Worker w, int field, String text) {
     boolean isArray = w.spec.entityArrays[field];
     try (JsonParser parser = JSON_FACTORY.createParser(text)) {
@@ -323,9 +390,9 @@ public final class CanonicalLine implements UDF1<String, Row> {
       SelfDescribing document = selfDescribing(parser, (p, token) -> {
         if (!isArray) return entity(w, p);
         if (token != JsonToken.START_ARRAY) return null;
-        List<Row> entities = new ArrayList<>(4);
+        List<String[]> entities = new ArrayList<>(4);
         while (p.nextToken() != JsonToken.END_ARRAY) {
-          Row entity = entity(w, p);
+          String[] entity = entity(w, p);
           if (entity == null) return null;
           entities.add(entity);
         }
@@ -338,11 +405,14 @@ public final class CanonicalLine implements UDF1<String, Row> {
     }
   }
 
-  private static Row entity(Worker w, JsonParser parser) throws IOException {
+  private static String[] entity(Worker w, JsonParser parser) throws IOException {
     SelfDescribing entity = selfDescribing(parser, (p, token) -> token == JsonToken.START_OBJECT ? w.copy(p) : null);
     String[] schema = entity == null ? null : w.entitySchema(entity.schema);
     if (schema == null) return null;
-    return RowFactory.create(schema[0], schema[1], schema[2], schema[3], schema[4], entity.data);
+    String[] values = new String[ENTITY_VALUES.size()];
+    System.arraycopy(schema, 0, values, 0, schema.length);  // the URI and its parts, in ENTITY_VALUES' order
+    values[DATA] = (String) entity.data;
+    return values;
   }
 
   private record SelfDescribing(String schema, Object data) {}
