@@ -142,6 +142,7 @@ public final class CanonicalLine implements UDF1<String, Row> {
   // An entity's values, by the names templates.py gives them: where each is in an entity's array.
   private static final List<String> ENTITY_VALUES =
       List.of("schema", "vendor", "name", "format", "version", "data", "root_tstamp");
+  private static final int SCHEMA = ENTITY_VALUES.indexOf("schema");
   private static final int DATA = ENTITY_VALUES.indexOf("data");
   private static final int ROOT_TSTAMP = ENTITY_VALUES.indexOf("root_tstamp");
 
@@ -336,7 +337,7 @@ public final class CanonicalLine implements UDF1<String, Row> {
         StringBuilder text = w.rendered;
         lines.add(RowFactory.create(
             s.entityFolder.render(entity, text), s.entityHead.render(entity, text), s.entityTail.render(entity, text)));
-        types.add(RowFactory.create(entity[0], s.entityKinds[k]));
+        types.add(RowFactory.create(entity[SCHEMA], s.entityKinds[k]));
       }
     }
     return RowFactory.create(picked, head.toString(), tail.toString(), lines.toArray(), types.toArray(), null);
