@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from snowplow_assets.events import output_folders, shred_batch
+from snowplow_assets.events import shred_batch
 from snowplow_assets.events.dedup import SYNTHETIC_ID_NAMESPACE, InBatchDedup
 from snowplow_assets.events.enriched_schema import FIELD_NAMES
 from snowplow_assets.events.shred_batch import (
@@ -342,26 +342,6 @@ def test_schema_uris_cannot_escape_the_run_folder(spark, lake, fs):
     files = [p.resolve() for p in Path(lake.root).rglob("*") if p.is_file() and "shredded" in p.parts]
     assert files and all(good in p.parents or Path(lake.shredded_bad(RUN)).resolve() in p.parents for p in files)
     assert (good / "shredded-types" / "vendor=.." / "name=evil").is_dir()
-
-
-@pytest.mark.parametrize(
-    "written, place",
-    [
-        ("folder=atomic-events", "good/atomic-events"),
-        ("folder=bad", "bad"),
-        ("folder=shredded-types~..~evil~jsonschema~1-0-0", "good/shredded-types/vendor=../name=evil/format=jsonschema/version=1-0-0"),
-    ],
-)
-def test_each_written_folder_has_one_place_in_the_loader_layout(written, place):
-    assert output_folders.layout_folder(written, "good", "bad") == place
-
-
-@pytest.mark.parametrize(
-    "written", ["folder=shredded-types~v~n~jsonschema", "folder=atomic-events~v~n~f~1-0-0", "folder=other", "_temporary", "atomic-events", "output=bad"]
-)
-def test_a_folder_with_no_place_in_the_layout_stops_the_publish(written):
-    with pytest.raises(RuntimeError, match="no place in the loader layout"):
-        output_folders.layout_folder(written, "good", "bad")
 
 
 @pytest.mark.parametrize("name", ["../x", "run=../../etc", "run=2026-03-01", "x/run=2026-03-01-10-00-00", ""])
