@@ -15,11 +15,12 @@ from contextlib import contextmanager
 
 from pyspark.sql import SparkSession
 
-from snowplow_assets.jvm import functions_jar
+from snowplow_assets.jvm import POSIX_LOCAL_FILE_SYSTEM_CLASS, functions_jar
 
 # Fixed for correctness, not tunable: timestamps in the formats are UTC; partition folder values
 # (vendor=com.acme, version=1-0-0) must stay strings when read back; and a local lake gets no hidden .crc
-# files beside every part file, which loaders do not expect and which make an edited file unreadable.
+# files beside every part file, which loaders do not expect and which make an edited file unreadable (with
+# the project's jar, the same file system in a form that starts no chmod process per folder it creates).
 REQUIRED_SPARK_CONFIG: dict[str, str] = {
     "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
     "spark.sql.session.timeZone": "UTC",
@@ -66,6 +67,12 @@ def spark_session_config(settings_config: Mapping[str, str]) -> dict[str, str]:
     config["spark.jars"] = ",".join(filter(None, (settings_config.get("spark.jars"), jar and str(jar))))
     if not config["spark.jars"]:
         del config["spark.jars"]
+    if jar and config.get("spark.master", "local").startswith("local"):
+        # Spark reads spark.jars through the file system itself, so the class must be on the JVM's class path
+        # from its start. A cluster's executors get the jar only later, and keep Hadoop's class.
+        config["spark.hadoop.fs.file.impl"] = POSIX_LOCAL_FILE_SYSTEM_CLASS
+        classpath = (settings_config.get("spark.driver.extraClassPath"), str(jar))
+        config["spark.driver.extraClassPath"] = os.pathsep.join(filter(None, classpath))
     return config
 
 

@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from snowplow_assets.jvm import functions_jar
+from snowplow_assets.jvm import POSIX_LOCAL_FILE_SYSTEM_CLASS, functions_jar
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.settings import Settings
 from snowplow_assets.spark import session_conf, spark_session_config, unsorted_partitioned_write
@@ -78,6 +78,22 @@ def test_an_unsorted_partitioned_write_keeps_a_file_open_per_partition_instead_o
     assert "Sort (" not in write_plan(spark, str(tmp_path / "unsorted"))
     assert spark.read.parquet(str(tmp_path / "unsorted")).exceptAll(spark.read.parquet(str(tmp_path / "sorted"))).count() == 0
     assert spark.read.parquet(str(tmp_path / "unsorted")).count() == 3000
+
+
+def test_a_local_master_writes_through_the_jars_file_system_on_the_jvms_class_path(monkeypatch):
+    jar = str(functions_jar())
+    monkeypatch.setenv("SNOWPLOW_SPARK_CONF", '{"spark.driver.extraClassPath": "/opt/jars/extra.jar"}')
+    config = spark_session_config(Settings(_env_file=None).spark_config)
+    assert config["spark.hadoop.fs.file.impl"] == POSIX_LOCAL_FILE_SYSTEM_CLASS
+    assert config["spark.driver.extraClassPath"] == f"/opt/jars/extra.jar:{jar}"
+    monkeypatch.setenv("SNOWPLOW_SPARK_MASTER", "spark://cluster.example:7077")
+    config = spark_session_config(Settings(_env_file=None).spark_config)
+    assert config["spark.hadoop.fs.file.impl"] == "org.apache.hadoop.fs.RawLocalFileSystem", "a cluster's executors"
+    assert config["spark.driver.extraClassPath"] == "/opt/jars/extra.jar"
+    monkeypatch.setattr("snowplow_assets.spark.functions_jar", lambda: None)
+    monkeypatch.delenv("SNOWPLOW_SPARK_MASTER")
+    config = spark_session_config(Settings(_env_file=None).spark_config)
+    assert config["spark.hadoop.fs.file.impl"] == "org.apache.hadoop.fs.RawLocalFileSystem", "no JDK, no jar"
 
 
 def test_a_spark_connect_client_sets_only_its_sessions_settings(monkeypatch):

@@ -14,7 +14,7 @@ import dagster as dg
 from click.testing import CliRunner
 
 from snowplow_assets.cli import main
-from snowplow_assets.jvm import SHARED_CODE_CONNECT_SERVER_CLASS, functions_jar
+from snowplow_assets.jvm import POSIX_LOCAL_FILE_SYSTEM_CLASS, SHARED_CODE_CONNECT_SERVER_CLASS, functions_jar
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
@@ -41,7 +41,8 @@ def test_the_server_runs_with_the_projects_spark_settings_on_the_loopback_addres
     assert confs["spark.master"] == "local[*]" and confs["spark.driver.memory"] == "1g"
     assert confs["spark.driver.extraJavaOptions"] == f"{DEFAULT_DRIVER_JAVA_OPTIONS} -Duser.timezone=UTC"
     assert confs["spark.jars"] == str(functions_jar()), "the server holds the shredder's fast path"
-    assert confs["spark.hadoop.fs.file.impl"] == "org.apache.hadoop.fs.RawLocalFileSystem"
+    assert confs["spark.hadoop.fs.file.impl"] == POSIX_LOCAL_FILE_SYSTEM_CLASS
+    assert confs["spark.driver.extraClassPath"] == str(functions_jar())
     assert "spark.remote" not in confs
 
 
@@ -51,7 +52,9 @@ def test_without_the_projects_jar_the_server_is_sparks_own(monkeypatch):
     monkeypatch.setattr("snowplow_assets.spark.functions_jar", lambda: None)
     command = spark_connect_server_command(Settings(_env_file=None).spark_config, port=15099)
     assert command[command.index("--class") + 1] == SPARK_CONNECT_SERVER_CLASS
-    assert "spark.jars" not in _confs(command)
+    confs = _confs(command)
+    assert "spark.jars" not in confs and "spark.driver.extraClassPath" not in confs
+    assert confs["spark.hadoop.fs.file.impl"] == "org.apache.hadoop.fs.RawLocalFileSystem"
 
 
 def test_a_client_of_the_server_has_the_fast_path(spark_connect_server):

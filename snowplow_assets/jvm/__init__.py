@@ -3,8 +3,9 @@ driver's default JVM options, which concern the same JVM, are in driver_options.
 
 Only what Spark cannot do fast enough as it comes lives here: the shredder's fast path for canonical lines
 (`CanonicalLine`, used by snowplow_assets/events/canonical.py, with `CanonicalForms`, its quick checks of
-the typed fields' forms), and `SharedCodeConnectServer`, Spark's Spark Connect server with sessions that
-share compiled code (snowplow_assets/spark_connect_server.py starts it). The fast path's Java holds
+the typed fields' forms); `SharedCodeConnectServer`, Spark's Spark Connect server with sessions that
+share compiled code (snowplow_assets/spark_connect_server.py starts it); and `PosixLocalFileSystem`,
+Hadoop's local file system minus a process per folder it creates (spark.py). The fast path's Java holds
 mechanism only; what it checks and renders comes from the Python definitions, as a spec that the jar
 carries as a resource: Spark then creates the function from its class name alone, which is all a Spark
 Connect client can hand over.
@@ -39,6 +40,8 @@ CANONICAL_LINE_CLASS = "snowplow_assets.jvm.CanonicalLine"
 CANONICAL_LINE_SPEC_CLASS = "snowplow_assets.jvm.CanonicalLineSpec"
 # Spark's Spark Connect server with sessions that share compiled code (spark_connect_server.py).
 SHARED_CODE_CONNECT_SERVER_CLASS = "snowplow_assets.jvm.SharedCodeConnectServer"
+# Hadoop's local file system without checksum files, setting permissions without a chmod process (spark.py).
+POSIX_LOCAL_FILE_SYSTEM_CLASS = "snowplow_assets.jvm.PosixLocalFileSystem"
 # Beside the class, where CanonicalLine.bundledSpec() looks for it.
 CANONICAL_LINE_SPEC_RESOURCE = "snowplow_assets/jvm/canonical_line_spec.json"
 # What the jar is compiled for: the Java that PySpark 4 needs. An older javac cannot build it.
