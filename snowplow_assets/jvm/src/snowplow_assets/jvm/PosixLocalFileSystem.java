@@ -18,7 +18,7 @@ import org.apache.hadoop.fs.permission.FsPermission;
  * every partition folder of every task. A tiny shred run created about 60, at some 9 milliseconds each in a
  * JVM of a gigabyte or more, a tenth of the run (benchmarks/README.md). java.nio sets the same nine
  * permission bits in the same call that chmod makes. The sticky bit, which java.nio cannot set, and a file
- * system without POSIX permissions still go to Hadoop's own way.
+ * system without POSIX permissions still take Hadoop's own way.
  */
 public final class PosixLocalFileSystem extends RawLocalFileSystem {
   // java.nio's permissions from the owner's read bit (0400) down to the others' execute bit (0001).
