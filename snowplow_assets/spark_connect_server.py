@@ -83,18 +83,34 @@ class RunningServer:
         cls, command: list[str], host: str, port: int, log: Path, env: Mapping[str, str] | None = None, timeout: float = 180
     ) -> RunningServer:
         """Run `command` (the server's, on `port`) with its output in `log`, and wait until the port listens."""
+        server = cls.launch(command, host, port, log, env)
+        server.wait_until_listening(timeout)
+        return server
+
+    @classmethod
+    def launch(
+        cls, command: list[str], host: str, port: int, log: Path, env: Mapping[str, str] | None = None
+    ) -> RunningServer:
+        """Run `command` with its output in `log`, without waiting for it: the JVM takes seconds to listen,
+        which the caller may spend on other work first."""
         with log.open("w") as output:
             process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env)
+        return cls(process, host, port, log)
+
+    def wait_until_listening(self, timeout: float = 180) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RuntimeError(f"the Spark Connect server stopped (exit {process.returncode}); see {log}")
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the Spark Connect server stopped (exit {self.process.returncode}); see {self.log}")
             with socket.socket() as client:
-                if client.connect_ex((host, port)) == 0:
-                    return cls(process, host, port, log)
+                if client.connect_ex((self.host, self.port)) == 0:
+                    return
             time.sleep(0.5)
-        process.kill()
-        raise RuntimeError(f"the Spark Connect server did not listen on {host}:{port} within {timeout:g} s; see {log}")
+        self.process.kill()
+        self.process.wait()
+        raise RuntimeError(
+            f"the Spark Connect server did not listen on {self.host}:{self.port} within {timeout:g} s; see {self.log}"
+        )
 
     def stop(self) -> None:
         self.process.terminate()

@@ -78,15 +78,19 @@ def spark() -> SparkSession:
     return build_spark_session(TEST_SPARK_CONFIG, app_name="snowplow-assets-tests")
 
 
-@pytest.fixture(scope="session")
-def spark_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    """A Spark Connect server started as users start one, `snowplow-assets spark-server`, with the tests'
-    Spark settings.
+@pytest.fixture(scope="session", autouse=True)
+def _launched_spark_connect_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, _isolated_environment: None
+) -> Iterator[RunningServer | None]:
+    """The Spark Connect server, launched as the session starts if any collected test uses it.
 
-    Its clients must be processes of their own: once a Python process has made a Spark Connect session,
-    PySpark builds every column for Spark Connect (SPARK_CONNECT_MODE_ENABLED), and this process's session
-    is classic.
+    Its JVM takes 10-15 seconds to listen, on a machine whose two cores the first tests leave partly idle
+    (a single-threaded driver planning small queries), so it starts while they run rather than when the
+    first test that needs it does.
     """
+    if not any("spark_connect_server" in item.fixturenames for item in request.session.items):
+        yield None
+        return
     port = free_port()
     env = {
         **os.environ,
@@ -97,9 +101,23 @@ def spark_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[R
     }
     command = [str(Path(sys.executable).parent / "snowplow-assets"), "spark-server", "--port", str(port)]
     log = tmp_path_factory.mktemp("spark-connect-server") / "server.log"
-    server = RunningServer.start(command, DEFAULT_HOST, port, log, env)
+    server = RunningServer.launch(command, DEFAULT_HOST, port, log, env)
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_connect_server(_launched_spark_connect_server: RunningServer | None) -> RunningServer:
+    """A Spark Connect server started as users start one, `snowplow-assets spark-server`, with the tests'
+    Spark settings.
+
+    Its clients must be processes of their own: once a Python process has made a Spark Connect session,
+    PySpark builds every column for Spark Connect (SPARK_CONNECT_MODE_ENABLED), and this process's session
+    is classic.
+    """
+    assert _launched_spark_connect_server is not None, "launched for every session whose tests use it"
+    _launched_spark_connect_server.wait_until_listening()
+    return _launched_spark_connect_server
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import boto3
 import dagster as dg
+import pytest
 from click.testing import CliRunner
 
 from snowplow_assets.cli import main
@@ -18,7 +19,13 @@ from snowplow_assets.jvm import POSIX_LOCAL_FILE_SYSTEM_CLASS, SHARED_CODE_CONNE
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
-from snowplow_assets.spark_connect_server import SPARK_CONNECT_SERVER_CLASS, spark_connect_server_command
+from snowplow_assets.spark_connect_server import (
+    DEFAULT_HOST,
+    SPARK_CONNECT_SERVER_CLASS,
+    RunningServer,
+    free_port,
+    spark_connect_server_command,
+)
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
 from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
 from snowplow_assets_tests.manifest.conftest import REGION, new_table
@@ -55,6 +62,21 @@ def test_without_the_projects_jar_the_server_is_sparks_own(monkeypatch):
     confs = _confs(command)
     assert "spark.jars" not in confs and "spark.driver.extraClassPath" not in confs
     assert confs["spark.hadoop.fs.file.impl"] == "org.apache.hadoop.fs.RawLocalFileSystem"
+
+
+def test_a_server_that_stops_or_never_listens_is_reported_with_its_log(tmp_path):
+    """What waiting for a server reports when its command fails at once, or outlasts the wait without
+    listening (and is then killed, not left behind)."""
+    log = tmp_path / "server.log"
+    failing = [sys.executable, "-c", "import sys; print('no Java here'); sys.exit(3)"]
+    with pytest.raises(RuntimeError, match=f"stopped \\(exit 3\\); see {log}"):
+        RunningServer.start(failing, DEFAULT_HOST, free_port(), log)
+    assert log.read_text() == "no Java here\n"
+
+    silent = RunningServer.launch([sys.executable, "-c", "import time; time.sleep(60)"], DEFAULT_HOST, free_port(), log)
+    with pytest.raises(RuntimeError, match="did not listen on 127.0.0.1:[0-9]+ within 1 s"):
+        silent.wait_until_listening(timeout=1)
+    assert silent.process.returncode is not None, "killed and reaped"
 
 
 def test_a_client_of_the_server_has_the_fast_path(spark_connect_server):

@@ -40,7 +40,7 @@ def test_process_as_a_subprocess(tmp_path, dagster_home):
         "SNOWPLOW_SPARK_MASTER": "local[2]",
         "SNOWPLOW_SPARK_DRIVER_MEMORY": "1g",
         "SNOWPLOW_SPARK_SHUFFLE_PARTITIONS": "2",
-        # The steps after shredding have tests of their own (and the demo test runs them all in-process);
+        # The steps after shredding have tests of their own (and the demo test runs them all on the server);
         # here the subject is the command line, so it stays the shred step.
         "SNOWPLOW_WEB_MODELS": "",
     }
@@ -56,7 +56,14 @@ def test_process_as_a_subprocess(tmp_path, dagster_home):
     assert run.tags["dagster/partition"] == RUN and run.status == dg.DagsterRunStatus.SUCCESS
 
 
-def test_process_skips_done_folders_and_reprocesses_on_request(lake, dagster_home, monkeypatch, spark):
+@pytest.fixture
+def shredding_only(monkeypatch) -> None:
+    """`process` without the web models, which it builds after shredding: they have tests of their own
+    (test_web_models.py runs them through `process`), and these tests are about the run folders."""
+    monkeypatch.setenv("SNOWPLOW_WEB_MODELS", "")
+
+
+def test_process_skips_done_folders_and_reprocesses_on_request(lake, dagster_home, monkeypatch, spark, shredding_only):
     monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
     write_run_folder(lake, RUN, GOLDEN_INPUT)
     runner = CliRunner()
@@ -70,7 +77,7 @@ def test_process_skips_done_folders_and_reprocesses_on_request(lake, dagster_hom
     assert len(shred_runs(dagster_home)) == 2
 
 
-def test_process_exits_non_zero_when_a_run_fails(lake, dagster_home, monkeypatch, spark):
+def test_process_exits_non_zero_when_a_run_fails(lake, dagster_home, monkeypatch, spark, shredding_only):
     monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
     # Registered (say by the sensor) and then removed before it was processed.
     with dg.DagsterInstance.get() as instance:
