@@ -5,6 +5,7 @@ clients are processes of their own, as Dagster runs are.
 """
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -69,7 +70,7 @@ def test_a_server_that_stops_or_never_listens_is_reported_with_its_log(tmp_path)
     listening (and is then killed, not left behind)."""
     log = tmp_path / "server.log"
     failing = [sys.executable, "-c", "import sys; print('no Java here'); sys.exit(3)"]
-    with pytest.raises(RuntimeError, match=f"stopped \\(exit 3\\); see {log}"):
+    with pytest.raises(RuntimeError, match=re.escape(f"stopped (exit 3); see {log}")):
         RunningServer.start(failing, DEFAULT_HOST, free_port(), log)
     assert log.read_text() == "no Java here\n"
 
