@@ -2,10 +2,11 @@ import json
 import uuid
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from snowplow_assets.events import shred_batch
+from snowplow_assets.events import reader, shred_batch
 from snowplow_assets.events.dedup import SYNTHETIC_ID_NAMESPACE, InBatchDedup
 from snowplow_assets.events.enriched_schema import FIELD_NAMES
 from snowplow_assets.events.shred_batch import (
@@ -14,11 +15,13 @@ from snowplow_assets.events.shred_batch import (
     OUTPUT,
     PARSE,
     PUBLISH,
+    STAGING_DICTIONARY_COLUMNS,
     SUMMARY,
     ShredOptions,
     shred_run_folder,
 )
 from snowplow_assets.lake import Lake
+from snowplow_assets.phase_times import PhaseTimes
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
 from snowplow_assets_tests.events.builders import UA_PARSER, WEB_PAGE, event_line, link_click
 
@@ -228,6 +231,27 @@ def test_the_output_pass_leaves_the_session_settings_as_it_found_them(spark, gol
 def test_no_staging_left_behind(golden):
     lake, _ = golden
     assert list(Path(lake.uri("shredded", ".staging")).iterdir()) == []
+
+
+def test_the_staging_writes_dictionaries_only_for_the_columns_whose_values_repeat(spark, lake, fs, tmp_path):
+    """Each record's folder and each entity's type repeat from line to line and are staged as dictionaries;
+    every other column, the rendered lines above all, is staged plain, and all of it as zstd."""
+    folder = write_run_folder(lake, RUN, GOLDEN_INPUT)
+    lines = reader.read_lines(spark, fs, reader.run_folder_files(fs, str(folder)))
+    staging = tmp_path / "staging"
+    shred_batch._parse_pass(spark, fs, lines, str(staging), PhaseTimes())
+
+    encodings: dict[str, set[str]] = {}
+    for part in staging.glob("canonical/part-*.parquet"):
+        metadata = pq.ParquetFile(part).metadata
+        for group in range(metadata.num_row_groups):
+            for index in range(metadata.num_columns):
+                column = metadata.row_group(group).column(index)
+                assert column.compression == "ZSTD"
+                encodings.setdefault(column.path_in_schema, set()).update(column.encodings)
+    assert set(STAGING_DICTIONARY_COLUMNS) < encodings.keys(), "the option names columns the staging has"
+    dictionary = {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}
+    assert {column for column, found in encodings.items() if found & dictionary} == set(STAGING_DICTIONARY_COLUMNS)
 
 
 def test_gzip_parts_hidden_and_marker_files(spark, lake, fs):
