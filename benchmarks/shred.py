@@ -350,6 +350,7 @@ def start_connect_server(master: str, profile: bool) -> Any:
     from snowplow_assets.spark_connect_server import (
         RunningServer,
         free_port,
+        server_token,
         spark_connect_server_command,
         spark_connect_server_environment,
     )
@@ -357,7 +358,7 @@ def start_connect_server(master: str, profile: bool) -> Any:
     host, port, config = "127.0.0.1", free_port(), _spark_config(master, profile)
     command = spark_connect_server_command(config, host, port)
     log = WORK / f"connect-server-{port}.log"
-    return RunningServer.start(command, host, port, log, spark_connect_server_environment(config))
+    return RunningServer.start(command, host, port, log, spark_connect_server_environment(config, server_token()))
 
 
 def run_baseline(events: int) -> dict[str, Any]:

@@ -33,8 +33,9 @@ class Settings(BaseSettings):
     spark_master: str = Field(default="local[*]", description="Spark master URL.")
     spark_remote: str | None = Field(
         default=None,
-        description="Spark Connect URL (sc://host:port) of a server to run on instead of a JVM of the run's own, "
-        "such as `snowplow-assets spark-server` starts; the settings of the JVM are then the server's.",
+        description="Spark Connect URL (sc://host:port, with /;token=... unless SPARK_CONNECT_AUTHENTICATE_TOKEN "
+        "holds the server's token) of a server to run on instead of a JVM of the run's own, such as "
+        "`snowplow-assets spark-server` starts; the settings of the JVM are then the server's.",
     )
     # Spark's own default. The shred job's memory is bounded by Spark's memory manager, not by the batch: at
     # 1,000,000 events it ran as fast in 1 GB as in 2 GB, and a 2 GB heap only filled up lazily (README,

@@ -14,13 +14,20 @@ compiled code, and a warm run compiles none of it again, about 10 CPU-seconds le
 (benchmarks/README.md). Jars or Python files that a client uploads (`addArtifacts`) are then every
 session's; this project's clients upload none. Without the jar (no JDK), the server is Spark's own.
 
-It binds to 127.0.0.1 unless told otherwise: Spark Connect has no authentication of its own, and whoever
-reaches the port can run any query as the server's user.
+**Who may connect.** Whoever a server accepts runs any query, and reads the lake, as the server's user. So it
+binds to 127.0.0.1 unless told otherwise, and it accepts only clients that present its token (Spark Connect's
+pre-shared token): `SPARK_CONNECT_AUTHENTICATE_TOKEN` from the environment that starts it, Spark's own
+variable, or else a random one made for it. The token reaches the server through its environment, never its
+command line, which every user of the machine can read. A client presents it in its URL
+(`sc://localhost:15002/;token=…`, `client_url`) or in the same variable. PySpark sends a token without TLS
+only to a host named `localhost`, so a server on the loopback address is reached by that name; one on
+another address needs TLS in front of it.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import subprocess
 import time
@@ -36,6 +43,9 @@ from snowplow_assets.spark import python_workers_interpreter, spark_session_conf
 SPARK_CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 15002
+# Spark's variable for a Spark Connect server's token, which its server and PySpark's clients both read.
+TOKEN_VARIABLE = "SPARK_CONNECT_AUTHENTICATE_TOKEN"
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 def spark_connect_server_command(config: Mapping[str, str], host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> list[str]:
@@ -53,11 +63,31 @@ def spark_connect_server_command(config: Mapping[str, str], host: str = DEFAULT_
     return [*command, "spark-internal"]
 
 
-def spark_connect_server_environment(config: Mapping[str, str], environ: Mapping[str, str] = os.environ) -> dict[str, str]:
-    """The server's environment: `environ`, and PYSPARK_PYTHON, from which a Spark Connect server too takes
-    the interpreter of its Python workers (spark.py's python_workers_interpreter)."""
+def spark_connect_server_environment(
+    config: Mapping[str, str], token: str, environ: Mapping[str, str] = os.environ
+) -> dict[str, str]:
+    """The server's environment: `environ`, the token its clients must present, and PYSPARK_PYTHON, from which
+    a Spark Connect server too takes the interpreter of its Python workers (spark.py's
+    python_workers_interpreter)."""
     python = python_workers_interpreter({key: value for key, value in config.items() if key != "spark.remote"})
-    return {**environ, **({"PYSPARK_PYTHON": python} if python and "PYSPARK_PYTHON" not in environ else {})}
+    return {
+        **environ,
+        TOKEN_VARIABLE: token,
+        **({"PYSPARK_PYTHON": python} if python and "PYSPARK_PYTHON" not in environ else {}),
+    }
+
+
+def server_token(environ: Mapping[str, str] = os.environ) -> str:
+    """The token a server started from `environ` accepts: its SPARK_CONNECT_AUTHENTICATE_TOKEN, or a new one."""
+    return environ.get(TOKEN_VARIABLE) or secrets.token_urlsafe(32)
+
+
+def client_url(host: str, port: int, token: str | None = None) -> str:
+    """The Spark Connect URL (SNOWPLOW_SPARK_REMOTE) of a server listening on `host`, with its token unless the
+    client has it in SPARK_CONNECT_AUTHENTICATE_TOKEN; a loopback address by the name `localhost`, to which
+    PySpark sends the token without TLS."""
+    name = "localhost" if host in _LOOPBACK else host
+    return f"sc://{name}:{port}" + (f"/;token={token}" if token is not None else "")
 
 
 @dataclass
@@ -68,10 +98,11 @@ class RunningServer:
     host: str
     port: int
     log: Path
+    token: str
 
     @property
     def url(self) -> str:
-        return f"sc://{self.host}:{self.port}"
+        return client_url(self.host, self.port, self.token)
 
     @property
     def pid(self) -> int:
@@ -80,7 +111,7 @@ class RunningServer:
 
     @classmethod
     def start(
-        cls, command: list[str], host: str, port: int, log: Path, env: Mapping[str, str] | None = None, timeout: float = 180
+        cls, command: list[str], host: str, port: int, log: Path, env: Mapping[str, str], timeout: float = 180
     ) -> RunningServer:
         """Run `command` (the server's, on `port`) with its output in `log`, and wait until the port listens."""
         server = cls.launch(command, host, port, log, env)
@@ -88,14 +119,13 @@ class RunningServer:
         return server
 
     @classmethod
-    def launch(
-        cls, command: list[str], host: str, port: int, log: Path, env: Mapping[str, str] | None = None
-    ) -> RunningServer:
+    def launch(cls, command: list[str], host: str, port: int, log: Path, env: Mapping[str, str]) -> RunningServer:
         """Run `command` with its output in `log`, without waiting for it: the JVM takes seconds to listen,
-        which the caller may spend on other work first."""
+        which the caller may spend on other work first. The server's token is `env`'s, or one made for it."""
+        token = server_token(env)
         with log.open("w") as output:
-            process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env)
-        return cls(process, host, port, log)
+            process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env={**env, TOKEN_VARIABLE: token})
+        return cls(process, host, port, log, token)
 
     def wait_until_listening(self, timeout: float = 180) -> None:
         deadline = time.monotonic() + timeout

@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.lake import Lake
 from snowplow_assets.spark import build_spark_session
-from snowplow_assets.spark_connect_server import DEFAULT_HOST, RunningServer, free_port
+from snowplow_assets.spark_connect_server import DEFAULT_HOST, TOKEN_VARIABLE, RunningServer, free_port
 from snowplow_assets.storage import LocalFileSystem
 
 # The project's default JVM options, so the tests run Spark as a deployment does.
@@ -48,7 +48,7 @@ def _isolated_environment() -> Iterator[None]:
     saved = {
         k: os.environ.pop(k)
         for k in list(os.environ)
-        if k.startswith(("SNOWPLOW_", "AWS_")) or k == "DAGSTER_HOME"
+        if k.startswith(("SNOWPLOW_", "AWS_")) or k in ("DAGSTER_HOME", TOKEN_VARIABLE)
     }
     os.environ.update(TEST_AWS_ENVIRONMENT)
     yield

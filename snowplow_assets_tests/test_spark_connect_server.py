@@ -23,7 +23,9 @@ from snowplow_assets.settings import Settings
 from snowplow_assets.spark_connect_server import (
     DEFAULT_HOST,
     SPARK_CONNECT_SERVER_CLASS,
+    TOKEN_VARIABLE,
     RunningServer,
+    client_url,
     free_port,
     spark_connect_server_command,
 )
@@ -52,6 +54,7 @@ def test_the_server_runs_with_the_projects_spark_settings_on_the_loopback_addres
     assert confs["spark.hadoop.fs.file.impl"] == POSIX_LOCAL_FILE_SYSTEM_CLASS
     assert confs["spark.driver.extraClassPath"] == str(functions_jar())
     assert "spark.remote" not in confs
+    assert not [part for part in command if "authenticate" in part], "the token goes by the environment, unseen"
 
 
 def test_without_the_projects_jar_the_server_is_sparks_own(monkeypatch):
@@ -71,13 +74,50 @@ def test_a_server_that_stops_or_never_listens_is_reported_with_its_log(tmp_path)
     log = tmp_path / "server.log"
     failing = [sys.executable, "-c", "import sys; print('no Java here'); sys.exit(3)"]
     with pytest.raises(RuntimeError, match=re.escape(f"stopped (exit 3); see {log}")):
-        RunningServer.start(failing, DEFAULT_HOST, free_port(), log)
+        RunningServer.start(failing, DEFAULT_HOST, free_port(), log, os.environ)
     assert log.read_text() == "no Java here\n"
 
-    silent = RunningServer.launch([sys.executable, "-c", "import time; time.sleep(60)"], DEFAULT_HOST, free_port(), log)
+    silent = RunningServer.launch([sys.executable, "-c", "import time; time.sleep(60)"], DEFAULT_HOST, free_port(), log, os.environ)
     with pytest.raises(RuntimeError, match="did not listen on 127.0.0.1:[0-9]+ within 1 s"):
         silent.wait_until_listening(timeout=1)
     assert silent.process.returncode is not None, "killed and reaped"
+
+
+def test_clients_reach_a_loopback_server_as_localhost_with_its_token():
+    """PySpark sends a token without TLS only to `localhost`."""
+    assert client_url("127.0.0.1", 15002, "t0k") == "sc://localhost:15002/;token=t0k"
+    assert client_url("::1", 15002) == "sc://localhost:15002"
+    assert client_url("spark.internal", 15002, "t0k") == "sc://spark.internal:15002/;token=t0k"
+
+
+def test_the_server_accepts_only_clients_with_its_token(spark_connect_server):
+    """Whoever the server accepts runs queries as its user, so a client without its token, or with another,
+    is refused; one with the token in its URL, or in SPARK_CONNECT_AUTHENTICATE_TOKEN, is not. The token is in
+    no process's command line, and the server names the URL its clients use."""
+    assert spark_connect_server.token not in Path(f"/proc/{spark_connect_server.pid}/cmdline").read_text()
+    port = spark_connect_server.port
+    plain = f"sc://localhost:{port}"
+    assert f"with {TOKEN_VARIABLE} as here: SNOWPLOW_SPARK_REMOTE={plain}\n" in spark_connect_server.log.read_text()
+    script = (
+        "import os, sys\n"
+        "from pyspark.sql import SparkSession\n"
+        "for url in sys.argv[1:]:\n"
+        "    if url.startswith('token:'):\n"  # the token, in the variable, for the URLs after it
+        f"        os.environ[{TOKEN_VARIABLE!r}] = url.removeprefix('token:')\n"
+        "        continue\n"
+        "    try:\n"
+        "        print(SparkSession.builder.remote(url).create().range(3).count())\n"
+        "    except Exception as error:\n"
+        "        print('refused' if 'UNAUTHENTICATED' in str(error) else repr(error))\n"
+    )
+    urls = [plain, f"sc://127.0.0.1:{port}", f"{plain}/;token=not-the-token", spark_connect_server.url,
+            f"token:{spark_connect_server.token}", plain]  # fmt: skip
+    client_env = {key: value for key, value in os.environ.items() if key != TOKEN_VARIABLE}
+    done = subprocess.run(
+        [sys.executable, "-c", script, *urls], capture_output=True, text=True, timeout=300, env=client_env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["refused", "refused", "refused", "3", "3"]
 
 
 def test_a_client_of_the_server_has_the_fast_path(spark_connect_server):

@@ -10,6 +10,9 @@ from snowplow_assets.settings import Settings
 from snowplow_assets.spark_connect_server import (
     DEFAULT_HOST,
     DEFAULT_PORT,
+    TOKEN_VARIABLE,
+    client_url,
+    server_token,
     spark_connect_server_command,
     spark_connect_server_environment,
 )
@@ -21,10 +24,17 @@ from snowplow_assets.spark_connect_server import (
 def spark_server(host: str, port: int) -> None:
     """Run a Spark Connect server with this project's Spark settings (SNOWPLOW_SPARK_*), in the foreground.
 
-    Runs, the CLI and `dagster dev` use it with SNOWPLOW_SPARK_REMOTE=sc://HOST:PORT, and then share its JVM
-    instead of starting one each. Stop it with Ctrl-C.
+    Runs, the CLI and `dagster dev` use it with the SNOWPLOW_SPARK_REMOTE it prints, and then share its JVM
+    instead of starting one each. It accepts only clients that present its token: SPARK_CONNECT_AUTHENTICATE_TOKEN
+    if set (clients with the same variable then need no token in their URL), else a new one, in the URL it
+    prints. Stop it with Ctrl-C.
     """
     config = Settings().spark_config
     command = spark_connect_server_command(config, host, port)
+    token = server_token()
+    if TOKEN_VARIABLE in os.environ:
+        click.echo(f"clients of this server, with {TOKEN_VARIABLE} as here: SNOWPLOW_SPARK_REMOTE={client_url(host, port)}", err=True)
+    else:
+        click.echo(f"clients of this server: SNOWPLOW_SPARK_REMOTE='{client_url(host, port, token)}'", err=True)
     # The server becomes this process: signals reach the JVM directly.
-    os.execve(command[0], command, spark_connect_server_environment(config))
+    os.execve(command[0], command, spark_connect_server_environment(config, token))
