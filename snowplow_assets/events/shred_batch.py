@@ -339,9 +339,9 @@ def _staged(parsed: DataFrame, good: str, records: str, pending_line: str) -> Da
 # checksums cost time and save nothing. A dictionary pays only where values repeat: each record's folder and
 # each entity's type, a few dozen values in a batch, then go as small numbers instead of their text, and the
 # output pass, which reads them back, took 5-6% less time (benchmarks/README.md); the rendered lines are
-# long and rarely repeat, so every other column is written plain. zstd writes and reads as fast as Spark's default, snappy, here, in a third
-# of the bytes (the rendered lines are JSON and TSV): less to store and move when the lake, and with it the
-# staging, is on S3.
+# long and rarely repeat, so every other column is written plain. zstd writes and reads as fast as Spark's
+# default, snappy, here, in a third of the bytes (the rendered lines are JSON and TSV): less to store and
+# move when the lake, and with it the staging, is on S3.
 STAGING_DICTIONARY_COLUMNS = (
     # Spark writes an array's elements as `<column>.list.element`, Parquet's standard layout of a list.
     f"records.list.element.{FOLDER}",
