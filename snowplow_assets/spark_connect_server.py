@@ -86,8 +86,21 @@ def client_url(host: str, port: int, token: str | None = None) -> str:
     """The Spark Connect URL (SNOWPLOW_SPARK_REMOTE) of a server listening on `host`, with its token unless the
     client has it in SPARK_CONNECT_AUTHENTICATE_TOKEN; a loopback address by the name `localhost`, to which
     PySpark sends the token without TLS."""
-    name = "localhost" if host in _LOOPBACK else host
+    name = "localhost" if host in _LOOPBACK else f"[{host}]" if ":" in host else host
     return f"sc://{name}:{port}" + (f"/;token={token}" if token is not None else "")
+
+
+def connection_note(host: str, port: int, token: str, environ: Mapping[str, str] = os.environ) -> str:
+    """What `snowplow-assets spark-server` tells its user about its clients: the URL they use, without the
+    token when `environ`, the server's, holds it already (clients started from the same environment read it
+    there), and that a server off the loopback address needs TLS in front of it."""
+    if environ.get(TOKEN_VARIABLE) == token:
+        note = f"clients of this server, with {TOKEN_VARIABLE} as here: SNOWPLOW_SPARK_REMOTE={client_url(host, port)}"
+    else:
+        note = f"clients of this server: SNOWPLOW_SPARK_REMOTE='{client_url(host, port, token)}'"
+    if host not in _LOOPBACK:
+        note += " (PySpark sends a token without TLS only to localhost: other machines need TLS in front of the server)"
+    return note
 
 
 @dataclass

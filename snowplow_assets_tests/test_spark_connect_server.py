@@ -26,6 +26,7 @@ from snowplow_assets.spark_connect_server import (
     TOKEN_VARIABLE,
     RunningServer,
     client_url,
+    connection_note,
     free_port,
     spark_connect_server_command,
 )
@@ -88,6 +89,19 @@ def test_clients_reach_a_loopback_server_as_localhost_with_its_token():
     assert client_url("127.0.0.1", 15002, "t0k") == "sc://localhost:15002/;token=t0k"
     assert client_url("::1", 15002) == "sc://localhost:15002"
     assert client_url("spark.internal", 15002, "t0k") == "sc://spark.internal:15002/;token=t0k"
+    assert client_url("fd00::7", 15002) == "sc://[fd00::7]:15002"
+
+
+def test_the_server_tells_its_user_how_clients_connect():
+    """The URL holds the token unless the server's environment does (an empty variable holds none), and a
+    server off the loopback address is said to need TLS in front of it."""
+    made = connection_note("127.0.0.1", 15002, "t0k", environ={})
+    assert made == "clients of this server: SNOWPLOW_SPARK_REMOTE='sc://localhost:15002/;token=t0k'"
+    assert connection_note("127.0.0.1", 15002, "t0k", environ={TOKEN_VARIABLE: ""}) == made
+    shared = connection_note("127.0.0.1", 15002, "t0k", environ={TOKEN_VARIABLE: "t0k"})
+    assert shared == f"clients of this server, with {TOKEN_VARIABLE} as here: SNOWPLOW_SPARK_REMOTE=sc://localhost:15002"
+    assert "need TLS in front" in connection_note("0.0.0.0", 15002, "t0k", environ={})
+    assert "TLS" not in made
 
 
 def test_the_server_accepts_only_clients_with_its_token(spark_connect_server):

@@ -10,8 +10,7 @@ from snowplow_assets.settings import Settings
 from snowplow_assets.spark_connect_server import (
     DEFAULT_HOST,
     DEFAULT_PORT,
-    TOKEN_VARIABLE,
-    client_url,
+    connection_note,
     server_token,
     spark_connect_server_command,
     spark_connect_server_environment,
@@ -32,9 +31,6 @@ def spark_server(host: str, port: int) -> None:
     config = Settings().spark_config
     command = spark_connect_server_command(config, host, port)
     token = server_token()
-    if TOKEN_VARIABLE in os.environ:
-        click.echo(f"clients of this server, with {TOKEN_VARIABLE} as here: SNOWPLOW_SPARK_REMOTE={client_url(host, port)}", err=True)
-    else:
-        click.echo(f"clients of this server: SNOWPLOW_SPARK_REMOTE='{client_url(host, port, token)}'", err=True)
+    click.echo(connection_note(host, port, token), err=True)
     # The server becomes this process: signals reach the JVM directly.
     os.execve(command[0], command, spark_connect_server_environment(config, token))
