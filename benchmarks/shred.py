@@ -15,16 +15,17 @@ four alike, each in a process of its own:
   manifest with cross-batch synthetic renames. Timed from the call to the published output, marker
   included. The manifest and the output are removed before every run, so every run is the same first
   batch (a manifest that already holds other batches adds a read of their entries; not measured here).
-- **shred_connect**: the same, as a client of a long-lived Spark Connect server
-  (snowplow_assets/spark_connect_server.py), as Dagster runs with SNOWPLOW_SPARK_REMOTE are. Each size
-  gets a new server with the same settings; its first run, which compiles everything, comes before the
-  rounds and is reported apart.
+- **shred_connect**: the same, as a client of the shared Spark Connect server
+  (snowplow_assets/shared_spark_server.py), as Dagster runs are by default. Each size gets a new server
+  with the same settings; its first run, which compiles everything, comes before the rounds and is
+  reported apart.
 - **baseline**: benchmarks/single_process_baseline.py: the same job, written as a fair streaming Python
   program without Spark. Its counts are checked against the shred jobs'.
 
-A process per Spark job means a new JVM per floor and shred job, as a Dagster run of the shred job gets by
-default: so each run pays for compiling Spark's generated code, reported as JIT seconds (the JVM's
-compilation time, spent on the same two cores, from its performance counters), and its memory peaks are its
+A process per Spark job means a new JVM per floor and shred job, as a Dagster run of the shred job gets
+with SNOWPLOW_SPARK_SERVER=own, and as a new shared server's first run in effect does: so each run pays
+for compiling Spark's generated code, reported as JIT seconds (the JVM's compilation time, spent on the
+same two cores, from its performance counters), and its memory peaks are its
 own. A shred_connect run's JVM figures are the server's. Spark's start is not timed.
 
 Spark runs on `--master` (default `local[2]`) with the project's other settings (SNOWPLOW_* variables;
@@ -58,6 +59,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -269,10 +272,10 @@ def measure_job(
 ) -> dict[str, Any]:
     """One timed run of `floor`, `shred` or `shred_connect` in this process.
 
-    `floor` and `shred` start a JVM of their own, as a Dagster run of the shred job does by default: every
-    run pays, like it, for compiling Spark's generated code (the JIT figures show how much).
-    `shred_connect` is the same job as a client of the long-lived Spark Connect server at `remote`, as
-    Dagster runs with SNOWPLOW_SPARK_REMOTE are; the JVM figures are then the server's (`server_pid`).
+    `floor` and `shred` start a JVM of their own, as a Dagster run of the shred job does with
+    SNOWPLOW_SPARK_SERVER=own: every run pays, like it, for compiling Spark's generated code (the JIT figures
+    show how much). `shred_connect` is the same job as a client of the shared Spark Connect server at
+    `remote`, as Dagster runs are by default; the JVM figures are then the server's (`server_pid`).
     """
     from snowplow_assets.events.dedup import InBatchDedup
     from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
@@ -345,20 +348,22 @@ def _java_version(pid: int) -> str:
 # The long-lived Spark Connect server of `shred_connect`, one per size
 
 
-def start_connect_server(master: str, profile: bool) -> Any:
-    """The server `snowplow-assets spark-server` runs, with the benchmark's Spark settings, on a free port."""
-    from snowplow_assets.spark_connect_server import (
-        RunningServer,
-        free_port,
-        server_token,
-        spark_connect_server_command,
-        spark_connect_server_environment,
-    )
+@contextmanager
+def shared_connect_server(events: int, master: str, profile: bool) -> Iterator[tuple[str, int]]:
+    """The shared server that Dagster runs lease by default (snowplow_assets/shared_spark_server.py), with the
+    benchmark's Spark settings, new for the size: yields its client URL and its JVM's pid, and stops it."""
+    from snowplow_assets.shared_spark_server import SharedServer, read_address
 
-    host, port, config = "127.0.0.1", free_port(), _spark_config(master, profile)
-    command = spark_connect_server_command(config, host, port)
-    log = WORK / f"connect-server-{port}.log"
-    return RunningServer.start(command, host, port, log, spark_connect_server_environment(config, server_token()))
+    config = _spark_config(master, profile)
+    shared = SharedServer(WORK / f"spark-servers-{events}", idle_seconds=3600)
+    shared.stop(config)  # one left by an interrupted benchmark
+    try:
+        with shared.lease(config) as url:
+            address = read_address(shared.folder(config))
+            assert address is not None, "a leased server has an address"
+            yield url, address.jvm_pid
+    finally:
+        shared.stop(config)
 
 
 def run_baseline(events: int) -> dict[str, Any]:
@@ -389,16 +394,17 @@ def measure_size(events: int, runs: int, master: str, profile: bool) -> dict[str
     samples: dict[str, list[dict[str, float]]] = {job: [] for job in jobs}
     counts: dict[str, list[dict[str, Any]]] = {"shred": [], "shred_connect": [], "baseline": []}
     spark_runs = {}
-    server = start_connect_server(master, profile)
+    with shared_connect_server(events, master, profile) as (server_url, server_pid):
 
-    def spark_job(job: str) -> dict[str, Any]:
-        command = [sys.executable, __file__, "--measure", job, "--events", str(events), "--master", master]
-        if job == "shred_connect":
-            command += ["--remote", server.url, "--server-pid", str(server.pid)]
-        done = subprocess.run([*command, *(["--profile"] if profile else [])], stdout=subprocess.PIPE, check=True, text=True)
-        return json.loads(done.stdout.strip().splitlines()[-1])
+        def spark_job(job: str) -> dict[str, Any]:
+            command = [sys.executable, __file__, "--measure", job, "--events", str(events), "--master", master]
+            if job == "shred_connect":
+                command += ["--remote", server_url, "--server-pid", str(server_pid)]
+            done = subprocess.run(
+                [*command, *(["--profile"] if profile else [])], stdout=subprocess.PIPE, check=True, text=True
+            )
+            return json.loads(done.stdout.strip().splitlines()[-1])
 
-    try:
         first_run = spark_job("shred_connect")
         counts["shred_connect"].append(first_run["counts"])
         for run in range(1, runs + 1):
@@ -417,8 +423,6 @@ def measure_size(events: int, runs: int, master: str, profile: bool) -> dict[str
                 file=sys.stderr,
                 flush=True,
             )
-    finally:
-        server.stop()
     result = {
         "events": events,
         "samples": samples,
@@ -540,7 +544,7 @@ def table(results: dict[str, Any]) -> str:
     labels = {
         "floor": "floor: Spark reads the lines, writes them back",
         "shred": "shred: full job, every dedup, lake manifest",
-        "shred_connect": "shred_connect: the same on a long-lived Spark Connect server",
+        "shred_connect": "shred_connect: the same on the shared Spark Connect server",
         "baseline": "baseline: one Python process",
     }
     for size in results["sizes"]:

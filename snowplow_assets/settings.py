@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
+from snowplow_assets.shared_spark_server import SharedServer, default_shared_server_root
 from snowplow_assets.storage.s3 import spark_s3_config
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -34,8 +35,22 @@ class Settings(BaseSettings):
     spark_remote: str | None = Field(
         default=None,
         description="Spark Connect URL (sc://host:port, with /;token=... unless SPARK_CONNECT_AUTHENTICATE_TOKEN "
-        "holds the server's token) of a server to run on instead of a JVM of the run's own, such as "
+        "holds the server's token) of a server to run on instead of the shared server or a JVM of the run's own, such as "
         "`snowplow-assets spark-server` starts; the settings of the JVM are then the server's.",
+    )
+    spark_server: Literal["shared", "own"] = Field(
+        default="shared",
+        description="Where a run's Spark runs when SNOWPLOW_SPARK_REMOTE is unset: `shared`, a Spark Connect server "
+        "that runs with the same settings share, started by the first that needs it and stopped once idle "
+        "(snowplow_assets/shared_spark_server.py); `own`, a JVM that each run starts and stops.",
+    )
+    spark_server_idle_minutes: float = Field(
+        default=30, gt=0, description="Minutes without a run after which the shared server stops."
+    )
+    spark_server_folder: Path = Field(
+        default_factory=default_shared_server_root,
+        description="Folder of the shared servers' addresses, tokens and logs (XDG_RUNTIME_DIR/snowplow-assets/"
+        "spark-servers, else ~/.cache/snowplow-assets/spark-servers).",
     )
     # Spark's own default. The shred job's memory is bounded by Spark's memory manager, not by the batch: at
     # 1,000,000 events it ran as fast in 1 GB as in 2 GB, and a 2 GB heap only filled up lazily (README,
@@ -183,6 +198,14 @@ class Settings(BaseSettings):
         if "://" not in self.lake:
             self.lake = str(Path(self.lake).expanduser().resolve())
         return self
+
+    @property
+    def shared_spark_server(self) -> SharedServer | None:
+        """The shared server that runs lease (spark.spark_session), unless they run on SNOWPLOW_SPARK_REMOTE's
+        server or in a JVM of their own."""
+        if self.spark_remote or self.spark_server == "own":
+            return None
+        return SharedServer(self.spark_server_folder.expanduser().resolve(), self.spark_server_idle_minutes * 60)
 
     @property
     def spark_config(self) -> dict[str, str]:

@@ -12,10 +12,14 @@ import os
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from pyspark.sql import SparkSession
 
 from snowplow_assets.jvm import POSIX_LOCAL_FILE_SYSTEM_CLASS, functions_jar
+
+if TYPE_CHECKING:  # which imports this module, to start its servers with the same configuration
+    from snowplow_assets.shared_spark_server import SharedServer
 
 # Fixed for correctness, not tunable: timestamps in the formats are UTC; partition folder values
 # (vendor=com.acme, version=1-0-0) must stay strings when read back; and a local lake gets no hidden .crc
@@ -102,6 +106,24 @@ def build_spark_session(config: Mapping[str, str], app_name: str = "snowplow-ass
     if not is_spark_connect(session):
         session.sparkContext.setLogLevel("WARN")
     return session
+
+
+@contextmanager
+def spark_session(
+    config: Mapping[str, str], shared_server: SharedServer | None = None, app_name: str = "snowplow-assets"
+) -> Iterator[SparkSession]:
+    """The session for one piece of work, such as a Dagster run: on `shared_server` under a lease, and closed
+    after the work, so that the server may stop once idle; else build_spark_session's, which this process
+    keeps for its next piece of work."""
+    if shared_server is None:
+        yield build_spark_session(config, app_name)
+        return
+    with shared_server.lease(config) as url:
+        session = build_spark_session({**config, "spark.remote": url}, app_name)
+        try:
+            yield session
+        finally:
+            session.stop()
 
 
 def is_spark_connect(spark: SparkSession) -> bool:

@@ -31,7 +31,7 @@ import secrets
 import socket
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +45,9 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 15002
 # Spark's variable for a Spark Connect server's token, which its server and PySpark's clients both read.
 TOKEN_VARIABLE = "SPARK_CONNECT_AUTHENTICATE_TOKEN"
+# What PySpark sets in a process once it has made a Spark Connect session: the client's, not the server's,
+# which a server started by a client must not inherit (its Python workers would take themselves for clients).
+CLIENT_MODE_VARIABLES = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -66,12 +69,12 @@ def spark_connect_server_command(config: Mapping[str, str], host: str = DEFAULT_
 def spark_connect_server_environment(
     config: Mapping[str, str], token: str, environ: Mapping[str, str] = os.environ
 ) -> dict[str, str]:
-    """The server's environment: `environ`, the token its clients must present, and PYSPARK_PYTHON, from which
-    a Spark Connect server too takes the interpreter of its Python workers (spark.py's
-    python_workers_interpreter)."""
+    """The server's environment: `environ` but for its client-mode variables, the token its clients must
+    present, and PYSPARK_PYTHON, from which a Spark Connect server too takes the interpreter of its Python
+    workers (spark.py's python_workers_interpreter)."""
     python = python_workers_interpreter({key: value for key, value in config.items() if key != "spark.remote"})
     return {
-        **environ,
+        **{key: value for key, value in environ.items() if key not in CLIENT_MODE_VARIABLES},
         TOKEN_VARIABLE: token,
         **({"PYSPARK_PYTHON": python} if python and "PYSPARK_PYTHON" not in environ else {}),
     }
@@ -132,12 +135,27 @@ class RunningServer:
         return server
 
     @classmethod
-    def launch(cls, command: list[str], host: str, port: int, log: Path, env: Mapping[str, str]) -> RunningServer:
+    def launch(
+        cls,
+        command: list[str],
+        host: str,
+        port: int,
+        log: Path,
+        env: Mapping[str, str],
+        preexec_fn: Callable[[], None] | None = None,
+    ) -> RunningServer:
         """Run `command` with its output in `log`, without waiting for it: the JVM takes seconds to listen,
         which the caller may spend on other work first. The server's token is `env`'s, or one made for it."""
         token = server_token(env)
         with log.open("w") as output:
-            process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env={**env, TOKEN_VARIABLE: token})
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                env={**env, TOKEN_VARIABLE: token},
+                preexec_fn=preexec_fn,
+            )
         return cls(process, host, port, log, token)
 
     def wait_until_listening(self, timeout: float = 180) -> None:

@@ -29,6 +29,14 @@ TEST_SPARK_CONFIG = {
     "spark.ui.enabled": "false",
 }
 
+# The same, as the SNOWPLOW_* settings of a process of its own (a command, a server).
+TEST_SPARK_SETTINGS = {
+    "SNOWPLOW_SPARK_MASTER": TEST_SPARK_CONFIG["spark.master"],
+    "SNOWPLOW_SPARK_DRIVER_MEMORY": TEST_SPARK_CONFIG["spark.driver.memory"],
+    "SNOWPLOW_SPARK_SHUFFLE_PARTITIONS": TEST_SPARK_CONFIG["spark.sql.shuffle.partitions"],
+    "SNOWPLOW_SPARK_CONF": json.dumps({"spark.ui.enabled": "false", "spark.default.parallelism": "2"}),
+}
+
 
 # Fake AWS credentials that only the moto server accepts. Set before Spark starts, so its Python workers
 # inherit them too.
@@ -51,8 +59,10 @@ def _isolated_environment() -> Iterator[None]:
         if k.startswith(("SNOWPLOW_", "AWS_")) or k in ("DAGSTER_HOME", TOKEN_VARIABLE)
     }
     os.environ.update(TEST_AWS_ENVIRONMENT)
+    # Runs in this process use its one classic session; tests of the shared server ask for it.
+    os.environ["SNOWPLOW_SPARK_SERVER"] = "own"
     yield
-    for k in TEST_AWS_ENVIRONMENT:
+    for k in [*TEST_AWS_ENVIRONMENT, "SNOWPLOW_SPARK_SERVER"]:
         os.environ.pop(k, None)
     os.environ.update(saved)
 
@@ -92,13 +102,7 @@ def _launched_spark_connect_server(
         yield None
         return
     port = free_port()
-    env = {
-        **os.environ,
-        "SNOWPLOW_SPARK_MASTER": TEST_SPARK_CONFIG["spark.master"],
-        "SNOWPLOW_SPARK_DRIVER_MEMORY": TEST_SPARK_CONFIG["spark.driver.memory"],
-        "SNOWPLOW_SPARK_SHUFFLE_PARTITIONS": TEST_SPARK_CONFIG["spark.sql.shuffle.partitions"],
-        "SNOWPLOW_SPARK_CONF": json.dumps({"spark.ui.enabled": "false", "spark.default.parallelism": "2"}),
-    }
+    env = {**os.environ, **TEST_SPARK_SETTINGS}
     command = [str(Path(sys.executable).parent / "snowplow-assets"), "spark-server", "--port", str(port)]
     log = tmp_path_factory.mktemp("spark-connect-server") / "server.log"
     server = RunningServer.launch(command, DEFAULT_HOST, port, log, env)

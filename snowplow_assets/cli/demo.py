@@ -71,4 +71,9 @@ def demo(runs: int, events: int) -> None:
         raise click.ClickException("some runs failed; see `dagster dev` for their logs")
     if cdc:
         click.echo(f"\nThe freshest view of the CDC model: snowplow-assets latest {cdc[0]}")
+    if shared := settings.shared_spark_server:
+        click.echo(
+            f"\nThe runs shared one Spark server, which stops after {shared.idle_seconds / 60:g} minutes without a run"
+            " (SNOWPLOW_SPARK_SERVER=own gives each run a JVM of its own instead)."
+        )
     click.echo("\nOpen the UI with `dagster dev` in the project root to see the runs, partitions and checks.")

@@ -24,7 +24,7 @@ from snowplow_assets.cdc.models import ModelsFileError, load_models
 from snowplow_assets.events.sql import identifier
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
-from snowplow_assets.spark import build_spark_session
+from snowplow_assets.spark import spark_session
 from snowplow_assets.storage import LakeFileSystem, filesystem_for, is_data_file
 
 # Spark's CSV defaults escape a quote with a backslash and trim the values' white space; these make its
@@ -59,21 +59,21 @@ def latest(model: str, columns: str | None, output_format: str) -> None:
         raise click.BadParameter(error.args[0], param_hint="MODEL") from None
     chosen = _columns(columns)
     lake, fs = Lake(settings.lake), filesystem_for(settings.lake)
-    spark = build_spark_session(settings.spark_config, app_name="snowplow-assets-latest")
-    try:
-        table, _ = latest_table(spark, fs, lake, spec, chosen)
-    except KeyError as error:
-        raise click.BadParameter(error.args[0], param_hint="--columns") from None
-    names = table.columns
-    row = F.struct(*(F.col(identifier(n)) for n in names))
-    if output_format == "json":
-        line = F.to_json(row, {"ignoreNullFields": "false"})
-    else:
-        line = F.to_csv(row, CSV_OPTIONS)
-        header = io.StringIO()
-        csv.writer(header, lineterminator="").writerow(names)
-        click.echo(header.getvalue())
-    _print_sorted_lines(table, F.col(identifier(spec.id)), line, lake, fs)
+    with spark_session(settings.spark_config, settings.shared_spark_server, app_name="snowplow-assets-latest") as spark:
+        try:
+            table, _ = latest_table(spark, fs, lake, spec, chosen)
+        except KeyError as error:
+            raise click.BadParameter(error.args[0], param_hint="--columns") from None
+        names = table.columns
+        row = F.struct(*(F.col(identifier(n)) for n in names))
+        if output_format == "json":
+            line = F.to_json(row, {"ignoreNullFields": "false"})
+        else:
+            line = F.to_csv(row, CSV_OPTIONS)
+            header = io.StringIO()
+            csv.writer(header, lineterminator="").writerow(names)
+            click.echo(header.getvalue())
+        _print_sorted_lines(table, F.col(identifier(spec.id)), line, lake, fs)
 
 
 def _print_sorted_lines(table: DataFrame, sort_by: Column, line: Column, lake: Lake, fs: LakeFileSystem) -> None:

@@ -5,15 +5,15 @@ One module per resource; this package builds them all under the keys the assets 
 
 import dagster as dg
 from dagster_aws.s3 import S3Resource
-from dagster_pyspark import LazyPySparkResource
 
 from snowplow_assets.defs.resources.cdc import CdcResource, build_cdc_resource
 from snowplow_assets.defs.resources.event_manifest import EVENT_MANIFEST_TAG, EventManifestResource, event_manifest_run_tags
 from snowplow_assets.defs.resources.lake import LakeResource
 from snowplow_assets.defs.resources.shredder import ShredResource
+from snowplow_assets.defs.resources.spark import SparkResource
 from snowplow_assets.defs.resources.web_models import WebModelsResource
 from snowplow_assets.settings import Settings
-from snowplow_assets.spark import spark_session_config, use_python_workers_interpreter
+from snowplow_assets.spark import use_python_workers_interpreter
 
 __all__ = [
     "EVENT_MANIFEST_TAG",
@@ -21,6 +21,7 @@ __all__ = [
     "EventManifestResource",
     "LakeResource",
     "ShredResource",
+    "SparkResource",
     "WebModelsResource",
     "build_resources",
     "event_manifest_run_tags",
@@ -35,7 +36,7 @@ def build_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
             s3=S3Resource(region_name=settings.s3_region, endpoint_url=settings.s3_endpoint_url),
             s3_scheme=settings.s3_scheme,
         ),
-        "spark": LazyPySparkResource(spark_config=spark_session_config(settings.spark_config)),
+        "spark": SparkResource.from_settings(settings),
         "shredder": ShredResource(
             dedup_natural=settings.dedup_natural,
             dedup_synthetic=settings.dedup_synthetic,
