@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
-from snowplow_assets.shared_spark_server import SharedServer, default_shared_server_root
+from snowplow_assets.shared_spark_server import DEFAULT_IDLE_MINUTES, SharedServer, default_shared_server_root
 from snowplow_assets.storage.s3 import spark_s3_config
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +45,7 @@ class Settings(BaseSettings):
         "(snowplow_assets/shared_spark_server.py); `own`, a JVM that each run starts and stops.",
     )
     spark_server_idle_minutes: float = Field(
-        default=30, gt=0, description="Minutes without a run after which the shared server stops."
+        default=DEFAULT_IDLE_MINUTES, gt=0, description="Minutes without a run after which the shared server stops."
     )
     spark_server_folder: Path = Field(
         default_factory=default_shared_server_root,

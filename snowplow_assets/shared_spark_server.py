@@ -18,6 +18,8 @@ out. The folder holds:
   file is idle_seconds old. A client that finds the server's address holds its lease already, so no stop can
   race it: the keeper removes the address before it lets go of the lock.
 - `start.lock`: held by the client that starts a server, so that clients starting at once start one.
+- `launch.json`: the command, address and idle time that the starting client gives the keeper; the token
+  goes through the keeper's environment.
 - `server.json`: the keeper's pid and where the server listens, with its token (readable by its owner only),
   written once the server listens and removed before it stops.
 - `keeper.log` and `server.log`: the keeper's output and the server's.
@@ -29,7 +31,7 @@ concurrency pools (defs/pools.py) keep the heaviest steps, the shreds, from over
 
 The keeper starts in a session of its own, so that stopping a `dagster dev` or a CLI command leaves the server
 to its idle stop; its JVM is set to die with it, so that killing the keeper (its pid is in `server.json`)
-stops the server.
+stops the server, as `SharedServer.stop` does at once.
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ from snowplow_assets.spark_connect_server import (
 # of Java, Spark and Hadoop, and the token.
 SERVER_ENVIRONMENT_PREFIXES = ("AWS_",)
 SERVER_ENVIRONMENT_VARIABLES = ("PYSPARK_PYTHON", "JAVA_HOME", "SPARK_HOME", "SPARK_CONF_DIR", "HADOOP_CONF_DIR", TOKEN_VARIABLE)
+# Longer than an hour, so that hourly batches, a common cadence of enriched run folders, find the server warm.
+DEFAULT_IDLE_MINUTES = 90
 START_TIMEOUT_SECONDS = 180.0
 _PR_SET_PDEATHSIG = 1
 
@@ -138,13 +142,13 @@ class SharedServer:
 
     def stop(self, config: Mapping[str, str], environ: Mapping[str, str] = os.environ, timeout: float = 60) -> bool:
         """Stop the server for `config` now, if one runs, failing any run on it, and wait until its JVM has
-        ended. Whether one ran."""
+        ended (its keeper, which waits for it, has). Whether one ran."""
         address = _reachable_address(self.folder(config, environ))
         if address is None:
             return False
         os.kill(address.keeper_pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
-        while _alive(address.keeper_pid) or _alive(address.jvm_pid):
+        while _alive(address.keeper_pid):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the shared Spark Connect server {address.jvm_pid} did not stop within {timeout:g} s")
             time.sleep(0.2)
@@ -211,7 +215,9 @@ def _reachable_address(folder: Path) -> ServerAddress | None:
 
 
 def _alive(pid: int) -> bool:
-    """Whether `pid` runs: a keeper that this process started is its child, a zombie once it ends until reaped."""
+    """Whether the single-threaded process `pid` (a keeper) runs: not ended, nor ended and waiting to be reaped
+    by its parent (this process, for a keeper it started, which it reaps here; init, for a keeper whose
+    parent is gone, which may take its time)."""
     try:
         if os.waitpid(pid, os.WNOHANG)[0] == pid:
             return False
@@ -222,13 +228,20 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    if not Path("/proc/self/stat").exists():
+        return True  # no /proc (macOS): no zombie to tell apart
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][:1] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def _die_with_parent() -> None:
-    """Run in the server's process before it execs: Linux sends it SIGTERM when its keeper dies, however."""
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    """Run in the server's process before it execs: Linux sends it SIGTERM when its keeper dies, however.
+    Elsewhere (macOS) a keeper killed at once leaves its JVM to be stopped by hand."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _write_address(folder: Path, address: ServerAddress) -> None:
@@ -260,7 +273,11 @@ def main(folder: Path) -> int:
         server.stop()
         sys.exit(0)
 
-    signal.signal(signal.SIGTERM, stop)
+    def stop_when_told(*_: object) -> None:
+        print("told to stop (SIGTERM): stopping", flush=True)
+        stop()
+
+    signal.signal(signal.SIGTERM, stop_when_told)
     server.wait_until_listening(START_TIMEOUT_SECONDS)
     _write_address(folder, ServerAddress(os.getpid(), server.pid, server.host, server.port, server.token))
     print(f"shared Spark Connect server {server.pid} listening on {server.host}:{server.port}", flush=True)

@@ -10,7 +10,7 @@ from dagster_pyspark import LazyPySparkResource
 from pydantic import PrivateAttr
 
 from snowplow_assets.settings import Settings
-from snowplow_assets.shared_spark_server import SharedServer
+from snowplow_assets.shared_spark_server import DEFAULT_IDLE_MINUTES, SharedServer
 from snowplow_assets.spark import spark_session
 
 
@@ -23,7 +23,7 @@ class SparkResource(LazyPySparkResource):
     """
 
     shared_server_folder: str | None = None
-    shared_server_idle_seconds: float = 1800.0
+    shared_server_idle_seconds: float = DEFAULT_IDLE_MINUTES * 60.0
     _session_scope: ExitStack | None = PrivateAttr(default=None)
 
     @classmethod
