@@ -98,6 +98,17 @@ class ServerAddress:
 
 
 @dataclass(frozen=True)
+class ServerStatus:
+    """The server of a folder: its address if it runs, and whether a client holds a lease, or else for how
+    long none has."""
+
+    folder: Path
+    address: ServerAddress | None
+    in_use: bool
+    idle_seconds: float | None
+
+
+@dataclass(frozen=True)
 class SharedServer:
     """The shared servers under `root`, each stopped once no client has held a lease for `idle_seconds`."""
 
@@ -139,6 +150,20 @@ class SharedServer:
                 yield address.url
             finally:
                 os.utime(lease.fileno())
+
+    def status(self, config: Mapping[str, str], environ: Mapping[str, str] = os.environ) -> ServerStatus:
+        """Whether the server for `config` runs, and whether a client holds a lease on it now."""
+        folder = self.folder(config, environ)
+        address = _reachable_address(folder)
+        if address is None:
+            return ServerStatus(folder, None, False, None)
+        with (folder / "lease").open("a") as lease:
+            try:
+                fcntl.flock(lease, fcntl.LOCK_EX | fcntl.LOCK_NB)  # let go at once: a client may be waiting
+            except BlockingIOError:
+                return ServerStatus(folder, address, True, None)
+            fcntl.flock(lease, fcntl.LOCK_UN)
+            return ServerStatus(folder, address, False, time.time() - os.fstat(lease.fileno()).st_mtime)
 
     def stop(self, config: Mapping[str, str], environ: Mapping[str, str] = os.environ, timeout: float = 60) -> bool:
         """Stop the server for `config` now, if one runs, failing any run on it, and wait until its JVM has

@@ -6,6 +6,7 @@ since this one's session is classic (conftest.py's spark_connect_server).
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -15,7 +16,9 @@ import time
 from pathlib import Path
 
 import dagster as dg
+from click.testing import CliRunner
 
+from snowplow_assets.cli import main
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
 from snowplow_assets.shared_spark_server import SharedServer, default_shared_server_root
@@ -30,6 +33,7 @@ OTHER_RUN = "run=2026-03-01-11-00-00"
 RUN_ON_SHARED_SERVER = """
 import json, os, sys
 import dagster as dg
+from click.testing import CliRunner
 from snowplow_assets.defs.resources.spark import SparkResource
 
 root, idle_seconds, config = sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3])
@@ -161,7 +165,8 @@ def test_runs_use_the_shared_server_by_default_and_a_killed_keeper_takes_its_ser
     """`snowplow-assets process` with the default SNOWPLOW_SPARK_SERVER: its two Dagster runs are clients of
     one server that the first started (no JVM of their own announces its compiler directives), their output
     is the shredder's, and the server outlives the command, for the next runs. Killing its keeper at once
-    (SIGKILL) stops the JVM too, and the next lease starts a new server, which `stop` stops at once."""
+    (SIGKILL) stops the JVM too, and the next lease starts a new server. `snowplow-assets shared-spark-server`
+    shows the server idle or in use, and stops it at once."""
     lake = Lake(str(tmp_path / "lake"))
     write_run_folder(lake, RUN, GOLDEN_INPUT)
     write_run_folder(lake, OTHER_RUN, GOLDEN_INPUT[:3])
@@ -191,12 +196,16 @@ def test_runs_use_the_shared_server_by_default_and_a_killed_keeper_takes_its_ser
     assert (folder / "keeper.log").read_text().count("listening on") == 1
     address = _address(folder)
     assert address and _listens(address), "the server outlives the command"
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    shown = CliRunner().invoke(main, ["shared-spark-server"])
+    assert shown.exit_code == 0, shown.output
+    assert f"folder: {folder}\nrunning: JVM {address['jvm_pid']} (keeper {address['keeper_pid']})" in shown.output
+    assert re.search(r"idle for \d+\.\d min; stops after 5\n", shown.output)
 
     os.kill(address["keeper_pid"], signal.SIGKILL)
     # A JVM whose main thread has ended shows as a zombie while its other threads shut Spark down.
     _wait_for(lambda: _gone(address["jvm_pid"]) and not _listens(address), 60, "the JVM dies with its keeper")
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
     config = Settings().spark_config
     shared = SharedServer(tmp_path / "servers", idle_seconds=600)
     with shared.lease(config) as url:
@@ -204,7 +213,10 @@ def test_runs_use_the_shared_server_by_default_and_a_killed_keeper_takes_its_ser
         restarted = _address(folder)
         assert restarted["keeper_pid"] != address["keeper_pid"] and restarted["token"] in url
         assert _listens(restarted)
-    assert shared.stop(config), "stopped at once, idle or not"
+        assert "in use by a run" in CliRunner().invoke(main, ["shared-spark-server"]).output
+    stopped = CliRunner().invoke(main, ["shared-spark-server", "--stop"])
+    assert stopped.exit_code == 0 and stopped.output.endswith("stopped\n"), stopped.output
     assert _gone(restarted["jvm_pid"]) and _gone(restarted["keeper_pid"]) and _address(folder) is None
     assert "told to stop (SIGTERM): stopping" in (folder / "keeper.log").read_text()
     assert not shared.stop(config), "none runs"
+    assert "no shared server runs for these settings" in CliRunner().invoke(main, ["shared-spark-server"]).output

@@ -9,6 +9,7 @@ from snowplow_assets.cli.generate_cdc import cdc as generate_cdc
 from snowplow_assets.cli.latest import latest
 from snowplow_assets.cli.manifest import manifest
 from snowplow_assets.cli.process import process
+from snowplow_assets.cli.shared_spark_server import shared_spark_server
 from snowplow_assets.cli.spark_server import spark_server
 from snowplow_assets.cli.web_limits import web_limits
 
@@ -18,6 +19,6 @@ def main() -> None:
     """Snowplow shredding, CDC consolidation and web models as Dagster assets on Spark."""
 
 
-for command in (demo, generate, process, event_manifest, web_limits, latest, manifest, spark_server):
+for command in (demo, generate, process, event_manifest, web_limits, latest, manifest, spark_server, shared_spark_server):
     main.add_command(command)
 generate.add_command(generate_cdc)

@@ -23,10 +23,11 @@ from snowplow_assets.spark_connect_server import (
 def spark_server(host: str, port: int) -> None:
     """Run a Spark Connect server with this project's Spark settings (SNOWPLOW_SPARK_*), in the foreground.
 
-    Runs, the CLI and `dagster dev` use it with the SNOWPLOW_SPARK_REMOTE it prints, and then share its JVM
-    instead of starting one each. It accepts only clients that present its token: SPARK_CONNECT_AUTHENTICATE_TOKEN
-    if set (clients with the same variable then need no token in their URL), else a new one, in the URL it
-    prints. Stop it with Ctrl-C.
+    Runs, the CLI and `dagster dev` use it with the SNOWPLOW_SPARK_REMOTE it prints, instead of the shared
+    server they start by themselves (`shared-spark-server`): a server on the address, and for as long, as you
+    choose. It accepts only clients that present its token: SPARK_CONNECT_AUTHENTICATE_TOKEN if set (clients
+    with the same variable then need no token in their URL), else a new one, in the URL it prints. Stop it
+    with Ctrl-C.
     """
     config = Settings().spark_config
     command = spark_connect_server_command(config, host, port)
