@@ -25,8 +25,8 @@ four alike, each in a process of its own:
 A process per Spark job means a new JVM per floor and shred job, as a Dagster run of the shred job gets
 with SNOWPLOW_SPARK_SERVER=own, and as a new shared server's first run in effect does: so each run pays
 for compiling Spark's generated code, reported as JIT seconds (the JVM's compilation time, spent on the
-same two cores, from its performance counters), and its memory peaks are its
-own. A shred_connect run's JVM figures are the server's. Spark's start is not timed.
+same two cores, from its performance counters), and its memory peaks are its own. A shred_connect run's
+JVM figures are the server's. Spark's start is not timed.
 
 Spark runs on `--master` (default `local[2]`) with the project's other settings (SNOWPLOW_* variables;
 driver memory 1g and SNOWPLOW_SPARK_JAVA_OPTIONS by default). Each figure is the median of the runs, with
@@ -345,7 +345,7 @@ def _java_version(pid: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The long-lived Spark Connect server of `shred_connect`, one per size
+# The shared Spark Connect server of `shred_connect`, a new one for each size
 
 
 @contextmanager

@@ -1,9 +1,9 @@
-"""A long-lived Spark Connect server, so that Dagster runs share one JVM instead of starting one each.
+"""A long-lived Spark Connect server, so that Dagster runs share one JVM instead of starting one each: the one
+they start by themselves (shared_spark_server.py), or one that `snowplow-assets spark-server` runs.
 
-Each Dagster run is a process of its own, and with a local master each starts a JVM, which spends about a
-third of a shred run's CPU compiling Spark's code and the code Spark generates (benchmarks/README.md). Runs
-that connect to a server (SNOWPLOW_SPARK_REMOTE=sc://host:port) share its JVM, compiled once and warm from
-then on. The server is Spark's, from PySpark's jars (with one change, below), started with the project's
+Each Dagster run is a process of its own, and with a local master a JVM of its own spends about a third of a
+shred run's CPU compiling Spark's code and the code Spark generates (benchmarks/README.md). Runs that connect
+to a server share its JVM, compiled once and warm from then on. The server is Spark's, from PySpark's jars (with one change, below), started with the project's
 configuration (spark.py): the same master, driver memory, JVM options and jar of the project's functions as
 a run's own JVM would get. Each client keeps a session of its own, with its own SQL settings and functions.
 
