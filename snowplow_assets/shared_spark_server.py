@@ -197,6 +197,9 @@ class SharedServer:
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     env=server_environ,
+                    # Not the client's folder, which may go before the server does, and where Spark would
+                    # leave its spark-warehouse: the lake's paths reach the server absolute.
+                    cwd=folder,
                     start_new_session=True,
                 )
             deadline = time.monotonic() + START_TIMEOUT_SECONDS

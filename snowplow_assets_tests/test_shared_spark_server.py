@@ -145,6 +145,7 @@ def test_clients_that_start_at_once_start_one_server_which_stops_once_idle(tmp_p
     assert oct((folder / "server.json").stat().st_mode & 0o777) == "0o600"
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
     assert address["token"] in urls[0] and address["token"] not in (folder / "launch.json").read_text()
+    assert Path(f"/proc/{address['jvm_pid']}/cwd").resolve() == folder.resolve(), "the server runs in its folder"
     run = [sys.executable, "-c", RUN_ON_SHARED_SERVER, str(tmp_path), str(shared.idle_seconds), json.dumps(TEST_SPARK_CONFIG)]
     done = subprocess.run(run, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
