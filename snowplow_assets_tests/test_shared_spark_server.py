@@ -19,15 +19,13 @@ import dagster as dg
 from click.testing import CliRunner
 
 from snowplow_assets.cli import main
-from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
 from snowplow_assets.shared_spark_server import SharedServer, default_shared_server_root
 from snowplow_assets.spark_connect_server import TOKEN_VARIABLE
-from snowplow_assets_tests.conftest import TEST_SPARK_CONFIG, TEST_SPARK_SETTINGS, read_lines, write_run_folder
-from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
+from snowplow_assets_tests.conftest import TEST_SPARK_CONFIG, TEST_SPARK_SETTINGS, read_lines
+from snowplow_assets_tests.events.test_shred_batch import RUN
+from snowplow_assets_tests.test_spark_connect_server import CLI, two_batches_and_a_dagster_home
 
-CLI = str(Path(sys.executable).parent / "snowplow-assets")
-OTHER_RUN = "run=2026-03-01-11-00-00"
 # A Dagster run whose Spark resource is on the shared server; it prints what its step counted and whether
 # the process still holds a lock (Linux's /proc/locks names each lock's process) once the run has ended.
 RUN_ON_SHARED_SERVER = """
@@ -168,12 +166,7 @@ def test_runs_use_the_shared_server_by_default_and_a_killed_keeper_takes_its_ser
     is the shredder's, and the server outlives the command, for the next runs. Killing its keeper at once
     (SIGKILL) stops the JVM too, and the next lease starts a new server. `snowplow-assets shared-spark-server`
     shows the server idle or in use, and stops it at once."""
-    lake = Lake(str(tmp_path / "lake"))
-    write_run_folder(lake, RUN, GOLDEN_INPUT)
-    write_run_folder(lake, OTHER_RUN, GOLDEN_INPUT[:3])
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    lake, home = two_batches_and_a_dagster_home(tmp_path)
     env = {
         **os.environ,
         "DAGSTER_HOME": str(home),

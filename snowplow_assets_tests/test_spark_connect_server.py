@@ -38,6 +38,18 @@ OTHER_RUN = "run=2026-03-01-11-00-00"
 CLI = str(Path(sys.executable).parent / "snowplow-assets")
 
 
+def two_batches_and_a_dagster_home(root: Path) -> tuple[Lake, Path]:
+    """A lake under `root` with two run folders for `process`, the second's lines copies of the first's, and
+    a Dagster home beside it."""
+    lake = Lake(str(root / "lake"))
+    write_run_folder(lake, RUN, GOLDEN_INPUT)
+    write_run_folder(lake, OTHER_RUN, GOLDEN_INPUT[:3])
+    home = root / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    return lake, home
+
+
 def _confs(command: list[str]) -> dict[str, str]:
     return dict(command[i + 1].split("=", 1) for i, part in enumerate(command) if part == "--conf")
 
@@ -190,12 +202,8 @@ def test_runs_on_the_server_shred_as_runs_in_a_jvm_of_their_own(
     dynamodb = boto3.client("dynamodb", region_name=REGION, endpoint_url=moto_server)
     outputs = {}
     for place in ("connect", "classic"):
-        lake, table = Lake(str(tmp_path / place / "lake")), new_table(moto_server, place)
-        write_run_folder(lake, RUN, GOLDEN_INPUT)
-        write_run_folder(lake, OTHER_RUN, GOLDEN_INPUT[:3])
-        home = tmp_path / place / "dagster_home"
-        home.mkdir()
-        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+        lake, home = two_batches_and_a_dagster_home(tmp_path / place)
+        table = new_table(moto_server, place)
         env = {
             "DAGSTER_HOME": str(home),
             "SNOWPLOW_LAKE": lake.root,
