@@ -31,7 +31,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import shred  # noqa: E402  (the shred benchmark's data, settings and server)
 
-SECOND_LAKE = shred.WORK / "overlapping-runs-second-lake"
 
 
 def client(url: str, lake_root: str, master: str) -> dict[str, Any]:
@@ -43,7 +42,7 @@ def client(url: str, lake_root: str, master: str) -> dict[str, Any]:
     from snowplow_assets.spark import build_spark_session
     from snowplow_assets.storage import LocalFileSystem
 
-    spark = build_spark_session({**shred._spark_config(master, profile=False), "spark.remote": url})
+    spark = build_spark_session({**shred.spark_config(master, profile=False), "spark.remote": url})
     fs, lake = LocalFileSystem(), Lake(lake_root)
     options = ShredOptions(
         dedup=InBatchDedup(natural=True, synthetic=True),
@@ -55,7 +54,7 @@ def client(url: str, lake_root: str, master: str) -> dict[str, Any]:
     report = shred_run_folder(spark, fs, lake, shred.RUN, options)
     seconds = time.perf_counter() - started
     spark.stop()
-    return {"seconds": round(seconds, 2), "counts": shred._shred_counts(report)}
+    return {"seconds": round(seconds, 2), "counts": shred.shred_counts(report)}
 
 
 def _clean(lakes: list[Path]) -> None:
@@ -64,24 +63,25 @@ def _clean(lakes: list[Path]) -> None:
             shutil.rmtree(lake / output, ignore_errors=True)
 
 
-def _second_lake(first: Path) -> Path:
-    """A lake whose run folder is hard links to the first's: the same input, no second copy on disk."""
-    folder = SECOND_LAKE / "enriched" / shred.RUN
+def _second_lake(events: int) -> Path:
+    """A lake beside the size's own (so regenerating the data removes it too) whose run folder is hard links to
+    the first's: the same input, no second copy on disk."""
+    second = shred.data_folder(events) / "second-lake"
+    folder = second / "enriched" / shred.RUN
     if not folder.exists():
         folder.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(first / "enriched" / shred.RUN, folder, copy_function=os.link)
-    return SECOND_LAKE
+        shutil.copytree(shred.data_folder(events) / "lake" / "enriched" / shred.RUN, folder, copy_function=os.link)
+    return second
 
 
 def measure(events: int, rounds: int, master: str) -> dict[str, Any]:
-    first = shred.data_folder(events) / "lake"
-    lakes = [first, _second_lake(first)]
+    lakes = [shred.data_folder(events) / "lake", _second_lake(events)]
     samples: dict[str, list[dict[str, Any]]] = {"alone": [], "two at once": []}
     with shred.shared_connect_server(events, master, profile=False) as (url, server_pid):
 
         def runs(which: list[Path]) -> dict[str, Any]:
             _clean(lakes)
-            shred._reset_peak_rss(server_pid)
+            shred.reset_peak_rss(server_pid)
             started = time.perf_counter()
             command = [sys.executable, __file__, "--client", url, "--master", master]
             processes = [subprocess.Popen([*command, "--lake", str(lake)], stdout=subprocess.PIPE, text=True) for lake in which]
@@ -91,7 +91,7 @@ def measure(events: int, rounds: int, master: str) -> dict[str, Any]:
             return {
                 "wall_seconds": round(time.perf_counter() - started, 2),
                 "run_seconds": [o["seconds"] for o in outputs],
-                "server_peak_rss_mb": round(shred._status_kb(server_pid, "VmHWM") / 1024),
+                "server_peak_rss_mb": round(shred.status_kb(server_pid, "VmHWM") / 1024),
                 "counts": [o["counts"] for o in outputs],
             }
 
@@ -146,7 +146,7 @@ def main(argv: list[str]) -> None:
         "command": "benchmarks/overlapping_runs.py " + " ".join(argv),
         "events": args.events,
         "master": args.master,
-        "spark_config": shred._spark_config(args.master, profile=False),
+        "spark_config": shred.spark_config(args.master, profile=False),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         **measured,

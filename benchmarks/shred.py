@@ -1,6 +1,6 @@
 """Shred throughput and memory, against the floor of what Spark can do and a single-process baseline.
 
-    /tmp/venv/bin/python benchmarks/shred.py [--events 250000 1000000] [--runs 3] [--profile]
+    .venv/bin/python benchmarks/shred.py [--events 250000 1000000] [--runs 3] [--driver-memory 1g] [--profile]
 
 For each size it generates (once; cached under benchmarks/work/shred/<events>/) one run folder of that many
 distinct enriched events with the generator's default defects (2% natural duplicates, 1% synthetic
@@ -38,7 +38,9 @@ peak RSS.
 
 Targets, each reported as measured, for shred and shred_connect alike: at most 2.5 x the floor; at least
 2 x faster than the baseline; peak memory that does not grow with batch size (the largest size's peaks at
-most 1.25 x the smallest size's, for 4 x the events with the defaults).
+most 1.25 x the smallest size's, for 4 x the events with the defaults). A JVM fills a large heap lazily, so
+whether its peak grows depends on when its collector ran; in a heap that the job fills at every size
+(`--driver-memory 512m`) the peaks show what it needs (benchmarks/README.md, Memory).
 
 Results go to benchmarks/results/shred.json with the machine (cores, RAM, Python, Java, Spark versions) and
 the load average, and a table on stdout, followed by the shred jobs' phases (ShredReport.phase_seconds:
@@ -117,14 +119,14 @@ def ensure_data(events: int, files: int, rebuild: bool) -> dict[str, Any]:
 # Peak memory of the driver and the JVM
 
 
-def _status_kb(pid: int | str, key: str) -> int:
+def status_kb(pid: int | str, key: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(key + ":"):
             return int(line.split()[1])
     raise RuntimeError(f"/proc/{pid}/status has no {key}")
 
 
-def _reset_peak_rss(pid: int | str) -> None:
+def reset_peak_rss(pid: int | str) -> None:
     """Reset the kernel's peak RSS counter (VmHWM) of a process to its current RSS (Linux 4.0+)."""
     Path(f"/proc/{pid}/clear_refs").write_text("5")
 
@@ -145,14 +147,14 @@ class MemoryProbe:
 
     def reset(self) -> None:
         for pid in ("self", self.jvm_pid):
-            _reset_peak_rss(pid)
+            reset_peak_rss(pid)
         for pool in self.heap_pools:
             pool.resetPeakUsage()
 
     def peaks(self) -> dict[str, float]:
         peaks = {
-            "driver_rss_mb": round(_status_kb("self", "VmHWM") / 1024, 1),
-            "jvm_rss_mb": round(_status_kb(self.jvm_pid, "VmHWM") / 1024, 1),
+            "driver_rss_mb": round(status_kb("self", "VmHWM") / 1024, 1),
+            "jvm_rss_mb": round(status_kb(self.jvm_pid, "VmHWM") / 1024, 1),
         }
         if self.heap_pools:
             peaks["jvm_heap_mb"] = round(sum(p.getPeakUsage().getUsed() for p in self.heap_pools) / 2**20, 1)
@@ -209,7 +211,7 @@ class Paths:
             shutil.rmtree(path, ignore_errors=True)
 
 
-def _spark_config(master: str, profile: bool) -> dict[str, str]:
+def spark_config(master: str, profile: bool) -> dict[str, str]:
     from snowplow_assets.settings import Settings
 
     config = {**Settings().spark_config, "spark.master": master}
@@ -251,7 +253,7 @@ def _stages(spark: Any, group: str) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: -r["seconds"])
 
 
-def _shred_counts(report: Any) -> dict[str, Any]:
+def shred_counts(report: Any) -> dict[str, Any]:
     from snowplow_assets.events import dedup
 
     return {
@@ -286,7 +288,7 @@ def measure_job(
 
     paths = Paths.of(events)
     files = sorted(str(p) for p in (paths.lake / "enriched" / RUN).glob("part-*"))
-    config = _spark_config(master, profile)
+    config = spark_config(master, profile)
     spark = build_spark_session({**config, **({"spark.remote": remote} if remote else {})}, app_name=f"benchmark-shred-{job}-{events}")
     if remote and server_pid is None:
         raise ValueError("a run on a Spark Connect server needs the server's pid for its JVM figures")
@@ -331,7 +333,7 @@ def measure_job(
         "spark": spark.version,
     }
     if job != "floor":
-        result["counts"] = _shred_counts(report)
+        result["counts"] = shred_counts(report)
         result["sample"]["phase_seconds"] = {name: round(t, 2) for name, t in report.phase_seconds.items()}
         if profile and not remote:
             result["stages"] = _stages(spark, job)
@@ -354,7 +356,7 @@ def shared_connect_server(events: int, master: str, profile: bool) -> Iterator[t
     benchmark's Spark settings, new for the size: yields its client URL and its JVM's pid, and stops it."""
     from snowplow_assets.shared_spark_server import SharedServer, read_address
 
-    config = _spark_config(master, profile)
+    config = spark_config(master, profile)
     shared = SharedServer(WORK / f"spark-servers-{events}", idle_seconds=3600)
     shared.stop(config)  # one left by an interrupted benchmark
     try:
@@ -595,11 +597,18 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--profile", action="store_true", help="event log, and the stages of the last shred run")
     parser.add_argument("--rebuild", action="store_true", help="generate the data again even if cached")
     parser.add_argument("--output", type=Path, default=RESULTS / "shred.json", help="results file")
+    parser.add_argument(
+        "--driver-memory",
+        help="the JVMs' heap (SNOWPLOW_SPARK_DRIVER_MEMORY, the project's setting, 1g by default) for every Spark "
+        "job and the server; a heap the jobs fill at every size shows whether what they need grows",
+    )
     # internal: one timed Spark job (floor or shred) of the one size in --events, in a child process
     parser.add_argument("--measure", choices=("floor", "shred", "shred_connect"), help=argparse.SUPPRESS)
     parser.add_argument("--remote", help=argparse.SUPPRESS)
     parser.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.driver_memory is not None:
+        os.environ["SNOWPLOW_SPARK_DRIVER_MEMORY"] = args.driver_memory  # read by Settings, here and in every child
 
     if args.measure is not None:
         print(json.dumps(measure_job(args.measure, args.events[0], args.master, args.profile, args.remote, args.server_pid)))

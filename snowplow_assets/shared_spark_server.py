@@ -13,9 +13,11 @@ token's variable). A run with other settings, or after an upgrade, gets a server
 out. The folder holds:
 
 - `lease`: each client holds a shared lock on it while it uses the server, and touches it as it takes and
-  gives the lease back. The server's keeper (`main`, below, the parent of the server's JVM) stops the server
-  only while it holds the exclusive lock, which it gets only while no client holds a lease, and only once the
-  file is idle_seconds old. A client that finds the server's address holds its lease already, so no stop can
+  gives the lease back; the keeper touches it too whenever it finds a lease held, so that a client killed
+  mid-run, whose lock the kernel releases without a touch, starts the idle time when it dies, not when it
+  began. The server's keeper (`main`, below, the parent of the server's JVM) stops the server only while it
+  holds the exclusive lock, which it gets only while no client holds a lease, and only once the file is
+  idle_seconds old. A client that finds the server's address holds its lease already, so no stop can
   race it: the keeper removes the address before it lets go of the lock.
 - `start.lock`: held by the client that starts a server, so that clients starting at once start one.
 - `launch.json`: the command, address and idle time that the starting client gives the keeper; the token
@@ -315,7 +317,11 @@ def main(folder: Path) -> int:
             try:
                 fcntl.flock(lease, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                continue  # a client holds a lease
+                # A client holds a lease. The idle time counts from the last time one was seen held, not only
+                # from the clients' own touches: a client killed mid-run never touches the file as it gives
+                # its lease back, and its lock goes with it.
+                os.utime(lease.fileno())
+                continue
             try:
                 if time.time() - os.fstat(lease.fileno()).st_mtime >= idle_seconds:
                     print(f"idle for {idle_seconds:g} s: stopping", flush=True)

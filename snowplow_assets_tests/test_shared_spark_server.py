@@ -52,6 +52,17 @@ with open("/proc/locks") as locks:
 print(result.output_for_node("count_keys"), "holds a lease" if held else "gave its lease back")
 """
 
+# A client that takes a lease on the shared server and holds it until it is killed.
+HOLD_A_LEASE = """
+import json, sys, time
+from pathlib import Path
+from snowplow_assets.shared_spark_server import SharedServer
+
+with SharedServer(Path(sys.argv[1]), float(sys.argv[2])).lease(json.loads(sys.argv[3])) as url:
+    print(url, flush=True)
+    time.sleep(600)
+"""
+
 
 def _address(folder: Path) -> dict | None:
     try:
@@ -118,8 +129,9 @@ def test_runs_share_a_server_only_with_the_same_settings_and_environment(tmp_pat
 def test_clients_that_start_at_once_start_one_server_which_stops_once_idle(tmp_path):
     """Three clients take leases at the same moment: one starts the server, and all three get its URL. A
     Dagster run with the Spark resource runs on it, and gives its lease back as it ends. Held past the idle
-    time, a lease keeps the server; given back, the server stops, its address removed first."""
-    shared = SharedServer(tmp_path, idle_seconds=2)
+    time, a lease keeps the server. A client killed while it holds one gives it back without a word, and the
+    server still waits the idle time from then; then it stops, its address removed first."""
+    shared = SharedServer(tmp_path, idle_seconds=4)
     folder = shared.folder(TEST_SPARK_CONFIG)
     start, urls, release, errors = threading.Barrier(3), [], threading.Event(), []
 
@@ -150,14 +162,27 @@ def test_clients_that_start_at_once_start_one_server_which_stops_once_idle(tmp_p
     assert done.stdout.splitlines()[-1] == "7 gave its lease back"
     assert (folder / "keeper.log").read_text().count("listening on") == 1, "the run was a client of the server"
 
-    time.sleep(2 * shared.idle_seconds + 1)  # the keeper looks every half second
-    assert _address(folder) == address and _listens(address), "a held lease keeps the server"
-    release.set()
-    for thread in threads:
-        thread.join()
+    hold = [sys.executable, "-c", HOLD_A_LEASE, str(tmp_path), str(shared.idle_seconds), json.dumps(TEST_SPARK_CONFIG)]
+    holder = subprocess.Popen(hold, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == urls[0]
+        time.sleep(2 * shared.idle_seconds + 1)  # the keeper looks every idle_seconds / 4
+        assert _address(folder) == address and _listens(address), "held leases keep the server"
+        release.set()
+        for thread in threads:
+            thread.join()
+        # The lease file was last touched by a client as the threads gave theirs back, longer ago than the
+        # idle time by the time the holder dies.
+        time.sleep(shared.idle_seconds + 1)
+        assert _address(folder) == address, "the killed client's lease keeps the server while it lives"
+    finally:
+        holder.kill()
+        holder.wait()
+    time.sleep(shared.idle_seconds / 2)
+    assert _address(folder) == address, "the idle time counts from when the killed client's lease was last seen"
     _wait_for(lambda: _gone(address["jvm_pid"]) and _gone(address["keeper_pid"]), 60, "the server stops")
     assert _address(folder) is None
-    assert "idle for 2 s: stopping" in (folder / "keeper.log").read_text()
+    assert "idle for 4 s: stopping" in (folder / "keeper.log").read_text()
 
 
 def test_runs_use_the_shared_server_by_default_and_a_killed_keeper_takes_its_server_along(tmp_path, monkeypatch):
