@@ -32,7 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import shred  # noqa: E402  (the shred benchmark's data, settings and server)
 
 
-
 def client(url: str, lake_root: str, master: str) -> dict[str, Any]:
     """One shred run of `lake_root`'s run folder on the server at `url`, in this process."""
     from snowplow_assets.events.dedup import InBatchDedup
