@@ -5,11 +5,11 @@
 The parse pass runs the function (snowplow_assets/jvm/src/.../CanonicalLine.java) inside Spark, which decodes
 each line into a Java string and converts the row the function returns into its own. This calls the same
 function, from the project's jar, in a loop over lines held in memory (benchmarks/jvm/CanonicalLineAlone.java,
-compiled here against that jar), in a JVM with the project's default heap and collector, so that a parse
-pass's time can be split into the function and Spark's interface to it (benchmarks/README.md, Where a warm
-parse pass goes, by subtraction). It reads the first `--lines` lines of shred.py's data for `--events`
-(generated there, once), and reports the median of the last half of the rounds, the JVM being warm by then,
-per line and scaled to the batch's lines. Results: benchmarks/results/canonical_line_alone.json.
+compiled here against that jar), in a JVM with the project's collector and a heap that holds the lines, so
+that a parse pass's time can be split into the function and Spark's interface to it (benchmarks/README.md,
+Where a warm parse pass goes, by subtraction). It reads the first `--lines` lines of shred.py's data for
+`--events` (generated there, once), and reports the median of the last half of the rounds, the JVM being
+warm by then, per line and scaled to the batch's lines. Results: benchmarks/results/canonical_line_alone.json.
 """
 
 from __future__ import annotations
