@@ -6,6 +6,14 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.CatalystTypeConverters;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
+import scala.Function1;
 import snowplow_assets.jvm.CanonicalLine;
 
 /**
@@ -13,9 +21,13 @@ import snowplow_assets.jvm.CanonicalLine;
  * time in Spark can be split into the function and Spark's interface to it (benchmarks/canonical_line_alone.py
  * runs this).
  *
- * <p>Arguments: a run folder's part file, how many of its lines to hold in memory, the threads, the rounds.
- * Each thread has a function object of its own, as each Spark task has, and takes every n-th line. Prints
- * one line per round: {@code round threads lines seconds}.
+ * <p>Arguments: a run folder's part file, how many of its lines to hold in memory, the threads, the rounds,
+ * and the steps: {@code function} calls the function on each line held as a Java string; {@code spark} holds
+ * the lines as Spark holds them (UTF-8) and takes the steps Spark takes around a Java function: decoding the
+ * line into a string, converting the returned row into Spark's (its converter for the result type, the
+ * sixth argument, a struct type as Spark SQL writes it), and writing that into an UnsafeRow. Each thread has a function object of its own,
+ * as each Spark task has, and takes every n-th line. Prints one line per round: {@code round threads lines
+ * seconds}.
  */
 public final class CanonicalLineAlone {
   public static void main(String[] args) throws Exception {
@@ -28,8 +40,18 @@ public final class CanonicalLineAlone {
     }
     int threads = Integer.parseInt(args[2]);
     int rounds = Integer.parseInt(args[3]);
-    CanonicalLine[] functions = new CanonicalLine[threads];
-    for (int t = 0; t < threads; t++) functions[t] = new CanonicalLine();
+    boolean spark = switch (args[4]) {
+      case "function" -> false;
+      case "spark" -> true;
+      default -> throw new IllegalArgumentException("steps: function or spark, not " + args[4]);
+    };
+    List<UTF8String> encoded = new ArrayList<>();
+    if (spark) {
+      for (String line : lines) encoded.add(UTF8String.fromString(line));
+    }
+    StructType resultType = spark ? (StructType) DataType.fromDDL(args[5]) : null;
+    Step[] steps = new Step[threads];
+    for (int t = 0; t < threads; t++) steps[t] = spark ? new SparkSteps(resultType) : new FunctionStep();
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
       for (int round = 1; round <= rounds; round++) {
@@ -40,7 +62,7 @@ public final class CanonicalLineAlone {
           parts.add(pool.submit(() -> {
             int returned = 0;
             for (int i = first; i < lines.size(); i += threads) {
-              if (functions[first].call(lines.get(i)) != null) returned++;
+              if (steps[first].run(spark ? encoded.get(i) : lines.get(i))) returned++;
             }
             return returned;
           }));
@@ -52,6 +74,39 @@ public final class CanonicalLineAlone {
       }
     } finally {
       pool.shutdown();
+    }
+  }
+
+  private interface Step {
+    boolean run(Object line) throws Exception;
+  }
+
+  private static final class FunctionStep implements Step {
+    private final CanonicalLine function = new CanonicalLine();
+
+    FunctionStep() throws Exception {}
+
+    @Override
+    public boolean run(Object line) throws Exception {
+      return function.call((String) line) != null;
+    }
+  }
+
+  private static final class SparkSteps implements Step {
+    private final CanonicalLine function = new CanonicalLine();
+    private final Function1<Object, Object> toSpark;
+    private final UnsafeProjection toUnsafeRow;
+
+    SparkSteps(StructType resultType) throws Exception {
+      toSpark = CatalystTypeConverters.createToCatalystConverter(resultType);
+      toUnsafeRow = UnsafeProjection.create(new StructType().add("result", resultType));
+    }
+
+    @Override
+    public boolean run(Object line) throws Exception {
+      Row result = function.call(line.toString());
+      Object converted = toSpark.apply(result);
+      return toUnsafeRow.apply(new GenericInternalRow(new Object[] {converted})).getSizeInBytes() > 0;
     }
   }
 }
