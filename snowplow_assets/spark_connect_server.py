@@ -3,9 +3,9 @@ they start by themselves (shared_spark_server.py), or one that `snowplow-assets 
 
 Each Dagster run is a process of its own, and with a local master a JVM of its own spends about a third of a
 shred run's CPU compiling Spark's code and the code Spark generates (benchmarks/README.md). Runs that connect
-to a server share its JVM, compiled once and warm from then on. The server is Spark's, from PySpark's jars (with one change, below), started with the project's
-configuration (spark.py): the same master, driver memory, JVM options and jar of the project's functions as
-a run's own JVM would get. Each client keeps a session of its own, with its own SQL settings and functions.
+to a server share its JVM, compiled once and warm from then on. The server is Spark's, from PySpark's jars
+(with one change, below), started with the project's configuration (spark.py): the same master, driver
+memory, JVM options and jar of the project's functions as a run's own JVM would get. Each client keeps a session of its own, with its own SQL settings and functions.
 
 Spark's server gives each session a class loader of its own ("artifact isolation"), and so compiles all of
 a run's generated code again for every session. Started from the project's jar, the server is
