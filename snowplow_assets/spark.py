@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from pyspark.sql import SparkSession
+from pyspark.sql import Observation, SparkSession
 
 from snowplow_assets.jvm import POSIX_LOCAL_FILE_SYSTEM_CLASS, functions_jar
 
@@ -160,3 +160,8 @@ def unsorted_partitioned_write(open_files_per_task: int) -> dict[str, str]:
         "spark.sql.optimizer.plannedWrite.enabled": "false",  # a planned write always sorts
         "spark.sql.maxConcurrentOutputFileWriters": str(open_files_per_task),
     }
+
+
+def observed_counts(observation: Observation) -> dict[str, int]:
+    """An observation's metrics as counts: a count over no rows, or a sum of none, is null, and means 0."""
+    return {name: int(value or 0) for name, value in observation.get.items()}

@@ -154,7 +154,7 @@ def _register(spark: SparkSession) -> bool:
 def parse_canonical(lines: DataFrame, line_column: str = "line") -> DataFrame:
     """The input columns plus `canonical`, and for canonical lines the values shredding needs, named as
     parse_enriched names them, and the event's output parts: `atomic_head` and `atomic_tail` (shred.py's
-    atomic_events_parts), `entity_lines` and `entity_types` (shred_batch.render_entities). Every other
+    atomic_events_parts), `entity_lines` and `entity_types` (output_records.render_entities). Every other
     column is null on a line that is not canonical.
 
     A line that is not canonical has `pending_fields` instead: the indexes of the fields the function could

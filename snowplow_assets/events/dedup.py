@@ -60,6 +60,11 @@ CROSS_BATCH_DUPLICATE = "cross_batch_duplicate"
 CROSS_BATCH_RENAME = "cross_batch_rename"
 MANIFEST_ERROR = "manifest_error"
 
+# What each action does to its line's output: leave it out, give its event a new id, or make it a bad row.
+DROP_ACTIONS = (NATURAL_DUPLICATE, CROSS_BATCH_DUPLICATE)
+RENAME_ACTIONS = (SYNTHETIC_RENAME, CROSS_BATCH_RENAME)
+ERROR_ACTIONS = (MANIFEST_ERROR,)
+
 # `failure` says why the manifest could not check a `manifest_error` line; null for every other action.
 DECISION_COLUMNS = ("row_id", "action", "event_id", "new_event_id", "failure")
 

@@ -1,6 +1,6 @@
 """The folder each output line of a run is written to, and where that folder goes in the loader layout.
 
-The output pass (shred_batch.py) writes every output in one write partitioned by one column, `folder`:
+The output pass (output_pass.py) writes every output in one write partitioned by one column, `folder`:
 `atomic-events`, `bad`, or `shredded-types~vendor~name~format~version` for an entity type (ENTITY_FOLDER).
 One string per line, rather than a column per layout level, because a task switches folder at nearly every
 line it writes (an event's lines go to several), and each switch compares and copies the partition values

@@ -8,7 +8,7 @@ timestamps), so none of them can need JSON escaping, and `data` is already compa
 
 Each line is rendered as two parts, the text before the event's id and the text after it, so that the
 expensive rendering runs once, before deduplication has decided which events get a new id, and putting
-the final id in is a cheap concatenation (shred_batch.py).
+the final id in is a cheap concatenation (output_pass.py).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def atomic_events_parts() -> tuple[str, str]:
     """The 128-column TSV line of an event (every field but contexts, unstruct_event and derived_contexts)
     as the text before its event_id and the text after it: line = head || event_id || tail.
 
-    The id is left out because deduplication may replace it after the line is rendered (shred_batch.py).
+    The id is left out because deduplication may replace it after the line is rendered (output_pass.py).
     """
     before, after = ATOMIC_FIELDS[:_EVENT_ID_POSITION], ATOMIC_FIELDS[_EVENT_ID_POSITION + 1 :]
     head = "concat(concat_ws('\\t', " + ", ".join(render_field(f) for f in before) + "), '\\t')"

@@ -68,6 +68,7 @@ from snowplow_assets.manifest.base import (
     utc_now,
 )
 from snowplow_assets.partition_tasks import map_partitions
+from snowplow_assets.spark import observed_counts
 from snowplow_assets.storage import LakeFileSystem
 
 CONDITION = "(attribute_not_exists(eventId) AND attribute_not_exists(fingerprint)) OR #run = :run OR #ttl <= :now"
@@ -165,7 +166,7 @@ def _materialise(statuses: DataFrame, path: str) -> dict[str, int]:
     """Run the puts exactly once: write the findings, count every status on the way."""
     observation = Observation("dynamodb_event_manifest")
     findings_of(statuses.observe(observation, *status_counts())).write.parquet(path)
-    return {name: int(value or 0) for name, value in observation.get.items()}
+    return observed_counts(observation)
 
 
 # Table administration

@@ -64,7 +64,7 @@ from snowplow_assets.manifest.base import (
     status_counts,
     utc_now,
 )
-from snowplow_assets.spark import session_conf, unsorted_partitioned_write
+from snowplow_assets.spark import observed_counts, session_conf, unsorted_partitioned_write
 from snowplow_assets.storage import LakeFileSystem
 
 INDEX_FORMAT = 1
@@ -244,7 +244,7 @@ class LakeEventManifest(EventManifest):
         )
         with session_conf(spark, unsorted_partitioned_write(open_files_per_task=2)):
             entries_and_findings.write.partitionBy("_out").parquet(self.fs.spark_path(work))
-        counts = {name: int(value or 0) for name, value in observation.get.items()}
+        counts = observed_counts(observation)
         self._publish({batch.run: (join_uri(work, "_out=entries"), batch)}, index)
         findings = join_uri(work, "_out=findings")
         if self.fs.exists(findings):
@@ -308,4 +308,4 @@ class LakeEventManifest(EventManifest):
         )
         staged = {b.run: (join_uri(work, f"_batch={b.run.removeprefix('run=')}"), b) for b in batches}
         self._publish(staged, index)
-        return {name: int(value or 0) for name, value in observation.get.items()}
+        return observed_counts(observation)

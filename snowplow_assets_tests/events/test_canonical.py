@@ -10,7 +10,7 @@ from snowplow_assets.events import shred
 from snowplow_assets.events.canonical import parse_canonical
 from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_INDEX
 from snowplow_assets.events.parse import parse_enriched, parse_failures
-from snowplow_assets.events.shred_batch import render_entities
+from snowplow_assets.events.output_records import render_entities
 from snowplow_assets_tests.events.builders import WEB_PAGE, event_line, link_click
 
 WRAPPER = '{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-0","data":%s}'

@@ -2,11 +2,10 @@ import json
 import uuid
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from snowplow_assets.events import reader, shred_batch
+from snowplow_assets.events import shred_batch
 from snowplow_assets.events.dedup import SYNTHETIC_ID_NAMESPACE, InBatchDedup
 from snowplow_assets.events.enriched_schema import FIELD_NAMES
 from snowplow_assets.events.shred_batch import (
@@ -15,13 +14,11 @@ from snowplow_assets.events.shred_batch import (
     OUTPUT,
     PARSE,
     PUBLISH,
-    STAGING_DICTIONARY_COLUMNS,
     SUMMARY,
     ShredOptions,
     shred_run_folder,
 )
 from snowplow_assets.lake import Lake
-from snowplow_assets.phase_times import PhaseTimes
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
 from snowplow_assets_tests.events.builders import UA_PARSER, WEB_PAGE, event_line, link_click
 
@@ -233,27 +230,6 @@ def test_no_staging_left_behind(golden):
     assert list(Path(lake.uri("shredded", ".staging")).iterdir()) == []
 
 
-def test_the_staging_writes_dictionaries_only_for_the_columns_whose_values_repeat(spark, lake, fs, tmp_path):
-    """Each record's folder and each entity's type repeat from line to line and are staged as dictionaries;
-    every other column, the rendered lines above all, is staged plain, and all of it as zstd."""
-    folder = write_run_folder(lake, RUN, GOLDEN_INPUT)
-    lines = reader.read_lines(spark, fs, reader.run_folder_files(fs, str(folder)))
-    staging = tmp_path / "staging"
-    shred_batch._parse_pass(spark, fs, lines, str(staging), PhaseTimes())
-
-    encodings: dict[str, set[str]] = {}
-    for part in staging.glob("canonical/part-*.parquet"):
-        metadata = pq.ParquetFile(part).metadata
-        for group in range(metadata.num_row_groups):
-            for index in range(metadata.num_columns):
-                column = metadata.row_group(group).column(index)
-                assert column.compression == "ZSTD"
-                encodings.setdefault(column.path_in_schema, set()).update(column.encodings)
-    assert set(STAGING_DICTIONARY_COLUMNS) < encodings.keys(), "the option names columns the staging has"
-    dictionary = {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}
-    assert {column for column, found in encodings.items() if found & dictionary} == set(STAGING_DICTIONARY_COLUMNS)
-
-
 def test_gzip_parts_hidden_and_marker_files(spark, lake, fs):
     folder = write_run_folder(lake, RUN, [A, B], compress=True)
     write_run_folder(lake, RUN, [C1], name="part-00001", success_marker=False)
@@ -322,6 +298,35 @@ def test_failure_before_publishing_keeps_previous_complete_output(spark, lake, f
     assert list(Path(lake.uri("shredded", ".staging")).iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    "lose, problem",
+    [
+        ("line", r"lines: parse pass 5, output pass 4"),
+        ("decision", r"decisions matched 3 of 3 lines, 1 on a different event"),
+    ],
+)
+def test_output_that_does_not_account_for_every_line_is_not_published(spark, lake, fs, monkeypatch, lose, problem):
+    """The output pass reads the staging and the decisions again; if a line went missing, or a decision
+    reached a line other than its own, the counts no longer add up and nothing is published."""
+    write_run_folder(lake, RUN, [A, A_LATER_COPY, C1, C2, NOT_TSV])
+    real_write_outputs = shred_batch.write_outputs
+
+    def losing(fs, parsed, decisions, *rest):
+        first = parsed.agg(F.min("row_id")).first()[0]
+        if lose == "line":
+            parsed = parsed.where(F.col("row_id") != first)
+        else:  # a rename of C's moved onto the batch's first line, A's
+            one = decisions.where(F.col("event_id") == ID_C).orderBy("row_id").limit(1)
+            decisions = one.withColumn("row_id", F.lit(first)).unionByName(decisions.subtract(one))
+        return real_write_outputs(fs, parsed, decisions, *rest)
+
+    monkeypatch.setattr(shred_batch, "write_outputs", losing)
+    with pytest.raises(RuntimeError, match=rf"not published, lines are not accounted for: .*{problem}"):
+        shred_run_folder(spark, fs, lake, RUN)
+    assert not Path(lake.shredding_complete(RUN)).exists()
+    assert not Path(lake.shredded_good(RUN)).exists()
+
+
 def test_crash_while_publishing_leaves_output_unmarked(spark, lake, fs, monkeypatch):
     write_run_folder(lake, RUN, [A, B])
     shred_run_folder(spark, fs, lake, RUN)
@@ -372,49 +377,3 @@ def test_schema_uris_cannot_escape_the_run_folder(spark, lake, fs):
 def test_run_folder_names_are_validated(lake, name):
     with pytest.raises(ValueError):
         lake.shredded_good(name)
-
-
-def test_without_the_fast_path_every_line_takes_the_full_parser_with_the_same_output(spark, lake, fs, monkeypatch, caplog):
-    """A session without the project's jar (no JDK to build it) shreds correctly, only slower."""
-    write_run_folder(lake, RUN, GOLDEN_INPUT)
-    with_fast_path = shred_run_folder(spark, fs, lake, RUN)
-    good, bad = Path(lake.shredded_good(RUN)), Path(lake.shredded_bad(RUN))
-
-    def contents():
-        return {
-            folder.relative_to(Path(lake.root)): sorted(read_lines(folder))
-            for folder in {p.parent for p in [*good.rglob("part-*"), *bad.rglob("part-*")]}
-        }
-
-    expected = contents()
-    monkeypatch.setattr(shred_batch, "fast_path_available", lambda spark: False)
-    monkeypatch.setattr(shred_batch, "parse_canonical", None)  # never called
-    without = shred_run_folder(spark, fs, lake, RUN)
-    assert "every line takes the full parser" in caplog.text
-    assert contents() == expected
-    assert (without.lines_read, without.good, without.bad, without.duplicates) == (
-        with_fast_path.lines_read, with_fast_path.good, with_fast_path.bad, with_fast_path.duplicates
-    )
-
-
-def test_bad_lines_the_fast_path_leaves_become_bad_rows_without_the_full_parser(spark, lake, fs, monkeypatch):
-    """Judged by the full parser's checks of their pending fields alone; the whole full parser is for good
-    lines in other forms only (the golden input's B), and here there is none."""
-    write_run_folder(lake, RUN, [A, C1, NOT_TSV, BAD_TIMESTAMP])
-
-    def full_parser(*args):
-        raise AssertionError("the full parser ran")
-
-    monkeypatch.setattr(shred_batch, "_parse_pass_in_full", full_parser)
-    report = shred_run_folder(spark, fs, lake, RUN)
-    assert (report.lines_read, report.good, report.bad) == (4, 2, 2)
-    assert FULL_PARSE in report.phase_seconds
-    rows = [json.loads(line) for line in read_lines(Path(lake.shredded_bad(RUN)))]
-    failures = sorted(((row["data"]["failure"], row["data"]["payload"]) for row in rows), key=str)
-    assert failures == sorted([
-        ({"type": "NotTSV"}, NOT_TSV),
-        ({"type": "RowDecodingError", "errors": [{
-            "type": "InvalidValue", "key": "collector_tstamp", "value": "yesterday",
-            "message": "Value is not a timestamp (yyyy-MM-dd HH:mm:ss[.SSS])",
-        }]}, BAD_TIMESTAMP),
-    ], key=str)  # fmt: skip
