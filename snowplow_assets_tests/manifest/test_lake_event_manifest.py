@@ -110,7 +110,7 @@ def test_a_batch_whose_keys_are_all_held_records_no_folder_and_a_rerun_touches_o
     assert [p.name for p in Path(manifest.lake.event_manifest_entries).iterdir()] == [after.batches[first.run].folder]
 
 
-def test_entries_and_findings_are_written_in_one_pass_that_does_not_sort_the_keys(spark, manifest, tmp_path):
+def test_entries_and_findings_are_written_in_one_pass_that_neither_sorts_nor_pre_aggregates_the_keys(spark, manifest, tmp_path):
     first, second = Batch("run=2026-03-01-10-00-00", 1772359500), Batch("run=2026-03-01-11-00-00", 1772363100)
     manifest.check_and_set(spark.createDataFrame([("a", "fp")], "event_id STRING, fingerprint STRING"), first, True, str(tmp_path / "w1"))
     kept = spark.createDataFrame([("a", "fp"), ("b", "fp")], "event_id STRING, fingerprint STRING")
@@ -118,8 +118,12 @@ def test_entries_and_findings_are_written_in_one_pass_that_does_not_sort_the_key
 
     assert sorted((r.event_id, r.kind, r.status) for r in check.findings.collect()) == [("a", "id", "held"), ("a", "pair", "held")]
     assert {r.event_id for r in manifest.lookup(kept).where("run = 'run=2026-03-01-11-00-00'").collect()} == {"b"}
-    assert "Sort (" not in write_plan(spark, str(tmp_path / "w2"))
+    plan = write_plan(spark, str(tmp_path / "w2"))
+    assert "Sort (" not in plan
+    # Nearly every key is distinct: one aggregation after the shuffle, none before it (spark.single_phase_aggregation).
+    assert "partial_max" not in plan and "HashAggregate" in plan
     assert spark.conf.get("spark.sql.optimizer.plannedWrite.enabled") == "true", "the session's settings are restored"
+    assert spark.conf.get("spark.sql.execution.bypassPartialAggregation") == "false"
 
 
 @pytest.mark.parametrize("claim_ids", [True, False])
