@@ -106,7 +106,7 @@ def main(argv: list[str]) -> None:
     entries_bytes = sum(p.stat().st_size for p in (lake_root / "event-manifest" / "entries").rglob("*.parquet"))
     results: dict[str, Any] = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": ["benchmarks/event_manifest_check.py", *argv],
+        "command": " ".join(["benchmarks/event_manifest_check.py", *argv]),
         "machine": machine,
         "events_per_batch": args.events,
         "other_batches": args.batches,
