@@ -30,7 +30,7 @@ import platform
 import statistics
 import sys
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -80,14 +80,17 @@ def main(argv: list[str]) -> None:
                "spark": spark.version, "spark_config": config}
     lake_root = WORK / "lake"
     LocalFileSystem().delete(str(lake_root))
+    work = lake_root / "check-work"  # a check writes into a folder that must not exist yet: new each run
     now = datetime(2026, 11, 26, tzinfo=UTC)
     manifest = lake_event_manifest.LakeEventManifest(LocalFileSystem(), Lake(str(lake_root)), clock=lambda: now)
-    batches = [Batch(f"run=2026-11-{20 + i:02d}-00-00-00", int(now.timestamp()) - (6 - i) * 86_400) for i in range(args.batches + 1)]
+    # A batch a day, the last a day before `now`; the other batches' entries are all live.
+    days = [now - timedelta(days=args.batches + 1 - i) for i in range(args.batches + 1)]
+    batches = [Batch(day.strftime("run=%Y-%m-%d-%H-%M-%S"), int(day.timestamp())) for day in days]
     kept = [kept_events(spark, args.events, i) for i in range(len(batches))]
 
     growing = []
     for i, batch in enumerate(batches):
-        growing.append({"other_batches": i, "seconds": timed_check(manifest, kept[i], batch, WORK / f"work-growing-{i}")})
+        growing.append({"other_batches": i, "seconds": timed_check(manifest, kept[i], batch, work / f"growing-{i}")})
         print(f"check against {i} other batches: {growing[-1]['seconds']} s", flush=True)
 
     single_phase = lake_event_manifest.single_phase_aggregation
@@ -96,7 +99,7 @@ def main(argv: list[str]) -> None:
         for variant in VARIANTS if round_ % 2 == 0 else reversed(VARIANTS):
             lake_event_manifest.single_phase_aggregation = single_phase if variant == "single phase" else dict
             try:
-                seconds = timed_check(manifest, kept[-1], batches[-1], WORK / f"work-{round_}-{variant.replace(' ', '-')}")
+                seconds = timed_check(manifest, kept[-1], batches[-1], work / f"{round_}-{variant.replace(' ', '-')}")
             finally:
                 lake_event_manifest.single_phase_aggregation = single_phase
             samples[variant].append(seconds)
@@ -114,7 +117,7 @@ def main(argv: list[str]) -> None:
         "entries_mb": round(entries_bytes / 1e6),
         "growing": growing,
         "checks": {
-            variant: {"median": statistics.median(s), "min": min(s), "max": max(s), "samples": s}
+            variant: {"median": round(statistics.median(s), 2), "min": min(s), "max": max(s), "samples": s}
             for variant, s in samples.items()
         },
     }
