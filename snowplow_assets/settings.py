@@ -6,20 +6,33 @@ see the same values. Relative paths are resolved against the directory the proce
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.shared_spark_server import DEFAULT_IDLE_MINUTES, SharedServer, default_shared_server_root
 from snowplow_assets.storage.s3 import spark_s3_config
+from snowplow_assets.web.variables import parse_models
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LAKE = PROJECT_ROOT / "lake"
 DEFAULT_CDC_MODELS = Path(__file__).resolve().parent / "cdc" / "models.yaml"
+
+# A lake root that begins with a URI scheme (two letters or more, then ":/") must be an s3:// URI with a bucket:
+# a mistyped one (s3:/bucket, s3a://bucket, gs://bucket) would otherwise be taken for a local folder of that
+# name, and the sensors would find nothing in it.
+_URI_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:/")
+_S3_LAKE = re.compile(r"s3://[^/]+(/.*)?")
+
+
+class InvalidSettings(ValueError):
+    """Settings the environment got wrong: a line per setting, named by its variable, so that a command and
+    `dagster dev`'s load error say what to fix rather than which field of a pydantic model failed."""
 
 
 class Settings(BaseSettings):
@@ -152,6 +165,12 @@ class Settings(BaseSettings):
         description="Batches cut longer ago than this are removed; the newest batch of each model is always kept.",
     )
 
+    def __init__(self, **values: object) -> None:
+        try:
+            super().__init__(**values)
+        except (ValidationError, SettingsError) as error:
+            raise InvalidSettings(_describe(error)) from None
+
     @model_validator(mode="after")
     def _absolute_cdc_models(self) -> Settings:
         self.cdc_models = str(Path(self.cdc_models).expanduser().resolve())
@@ -193,6 +212,19 @@ class Settings(BaseSettings):
             )
         return self
 
+    @field_validator("lake")
+    @classmethod
+    def _lake_is_a_folder_or_s3(cls, lake: str) -> str:
+        if _URI_LIKE.match(lake) and not _S3_LAKE.fullmatch(lake):
+            raise ValueError("the lake is a local folder or an s3://bucket/prefix URI")
+        return lake
+
+    @field_validator("web_models")
+    @classmethod
+    def _web_models_are_known_and_complete(cls, web_models: str) -> str:
+        parse_models(web_models)
+        return web_models
+
     @model_validator(mode="after")
     def _absolute_lake(self) -> Settings:
         if "://" not in self.lake:
@@ -225,3 +257,17 @@ class Settings(BaseSettings):
         if self.spark_remote:
             config["spark.remote"] = self.spark_remote
         return config
+
+
+def _describe(error: ValidationError | SettingsError) -> str:
+    if isinstance(error, SettingsError):  # a value that should be JSON (SNOWPLOW_SPARK_CONF) and is not
+        field = re.search(r'field "(\w+)"', str(error))
+        name = f"SNOWPLOW_{field.group(1).upper()}" if field else "a setting"
+        return f"{name}: not valid JSON ({error.__cause__ or error})"
+    lines = []
+    for problem in error.errors():
+        message = problem["msg"].removeprefix("Value error, ")
+        if problem["loc"]:
+            message = f"SNOWPLOW_{str(problem['loc'][0]).upper()}: {message} (it is {problem['input']!r})"
+        lines.append(message)
+    return "\n".join(lines)

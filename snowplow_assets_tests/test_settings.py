@@ -1,9 +1,8 @@
+import re
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
-
-from snowplow_assets.settings import DEFAULT_LAKE, PROJECT_ROOT, Settings
+from snowplow_assets.settings import DEFAULT_LAKE, PROJECT_ROOT, InvalidSettings, Settings
 
 
 def test_default_lake_is_inside_the_project():
@@ -20,7 +19,7 @@ def test_lake_from_environment_is_made_absolute(monkeypatch, tmp_path):
 
 def test_synthetic_without_natural_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("SNOWPLOW_DEDUP_NATURAL", "false")
-    with pytest.raises(ValidationError, match="SNOWPLOW_DEDUP_SYNTHETIC=true needs SNOWPLOW_DEDUP_NATURAL=true"):
+    with pytest.raises(InvalidSettings, match="SNOWPLOW_DEDUP_SYNTHETIC=true needs SNOWPLOW_DEDUP_NATURAL=true"):
         Settings()
     monkeypatch.setenv("SNOWPLOW_DEDUP_SYNTHETIC", "false")
     assert Settings().dedup_natural is False
@@ -59,7 +58,7 @@ def test_an_s3_lake_gets_the_spark_s3a_settings_of_a_local_stack(monkeypatch):
     monkeypatch.setenv("SNOWPLOW_S3_SCHEME", "s3a")
     assert "spark.hadoop.fs.s3a.endpoint" not in Settings().spark_config
     monkeypatch.setenv("SNOWPLOW_S3_SCHEME", "gs")
-    with pytest.raises(ValidationError, match="s3a"):
+    with pytest.raises(InvalidSettings, match="s3a"):
         Settings()
 
 
@@ -73,17 +72,17 @@ def test_cross_batch_deduplication_defaults_to_the_lake_manifest_and_presupposes
     assert Settings().event_manifest == "none"
     # ...but asking for both at once is a clear error.
     monkeypatch.setenv("SNOWPLOW_EVENT_MANIFEST", "lake")
-    with pytest.raises(ValidationError, match="SNOWPLOW_EVENT_MANIFEST=lake needs SNOWPLOW_DEDUP_NATURAL=true"):
+    with pytest.raises(InvalidSettings, match="SNOWPLOW_EVENT_MANIFEST=lake needs SNOWPLOW_DEDUP_NATURAL=true"):
         Settings()
     monkeypatch.setenv("SNOWPLOW_DEDUP_NATURAL", "true")
     monkeypatch.setenv("SNOWPLOW_CROSS_BATCH_SYNTHETIC", "true")
-    with pytest.raises(ValidationError, match="SNOWPLOW_CROSS_BATCH_SYNTHETIC=true needs SNOWPLOW_DEDUP_SYNTHETIC=true"):
+    with pytest.raises(InvalidSettings, match="SNOWPLOW_CROSS_BATCH_SYNTHETIC=true needs SNOWPLOW_DEDUP_SYNTHETIC=true"):
         Settings()
 
 
 def test_the_dynamodb_manifest_needs_a_table_and_a_region(monkeypatch):
     monkeypatch.setenv("SNOWPLOW_EVENT_MANIFEST", "dynamodb")
-    with pytest.raises(ValidationError, match="needs SNOWPLOW_EVENT_MANIFEST_DYNAMODB_TABLE"):
+    with pytest.raises(InvalidSettings, match="needs SNOWPLOW_EVENT_MANIFEST_DYNAMODB_TABLE"):
         Settings()
     monkeypatch.setenv("SNOWPLOW_EVENT_MANIFEST_DYNAMODB_TABLE", "manifest")
     monkeypatch.setenv("SNOWPLOW_EVENT_MANIFEST_DYNAMODB_REGION", "eu-west-1")
@@ -91,3 +90,50 @@ def test_the_dynamodb_manifest_needs_a_table_and_a_region(monkeypatch):
     settings = Settings()
     assert (settings.event_manifest_dynamodb_table, settings.event_manifest_ttl_days) == ("manifest", 30)
     assert settings.event_manifest_dynamodb_endpoint_url is None
+
+
+@pytest.mark.parametrize("lake", ["s3:/bucket/lake", "s3a://bucket/lake", "gs://bucket", "file:///data/lake", "s3://", "s3:///lake"])
+def test_a_lake_that_names_another_scheme_or_no_bucket_is_a_clear_error(monkeypatch, lake):
+    """Taken for a local folder of that name, such a root would leave the sensors finding nothing."""
+    monkeypatch.setenv("SNOWPLOW_LAKE", lake)
+    with pytest.raises(InvalidSettings) as raised:
+        Settings()
+    assert str(raised.value) == f"SNOWPLOW_LAKE: the lake is a local folder or an s3://bucket/prefix URI (it is {lake!r})"
+
+
+def test_a_local_folder_whose_name_has_a_colon_is_still_a_folder(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SNOWPLOW_LAKE", "lake:2026")
+    assert Settings().lake == str(tmp_path / "lake:2026")
+    monkeypatch.setenv("SNOWPLOW_LAKE", "s3://bucket/")
+    assert Settings().lake == "s3://bucket/"
+
+
+def test_web_models_are_checked_when_the_settings_are_read(monkeypatch):
+    for models, problem in [
+        ("pages", "unknown web model(s) ['pages']"),
+        ("sessions_lifecycle,users", "web model 'users' needs ['sessions'] as well"),
+    ]:
+        monkeypatch.setenv("SNOWPLOW_WEB_MODELS", models)
+        with pytest.raises(InvalidSettings, match=re.escape(f"SNOWPLOW_WEB_MODELS: {problem}")):
+            Settings()
+    for models in ("", "sessions_lifecycle"):
+        monkeypatch.setenv("SNOWPLOW_WEB_MODELS", models)
+        assert Settings().web_models == models
+
+
+def test_each_wrong_setting_is_named_by_its_variable(monkeypatch):
+    monkeypatch.setenv("SNOWPLOW_SPARK_CONF", "{spark.master: local}")
+    with pytest.raises(InvalidSettings) as raised:
+        Settings()
+    assert str(raised.value).startswith("SNOWPLOW_SPARK_CONF: not valid JSON (Expecting property name")
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__, "no pydantic traceback beside it"
+    monkeypatch.delenv("SNOWPLOW_SPARK_CONF")
+    monkeypatch.setenv("SNOWPLOW_SPARK_SERVER", "mine")
+    monkeypatch.setenv("SNOWPLOW_SPARK_SHUFFLE_PARTITIONS", "0")
+    with pytest.raises(InvalidSettings) as raised:
+        Settings()
+    assert str(raised.value).splitlines() == [
+        "SNOWPLOW_SPARK_SERVER: Input should be 'shared' or 'own' (it is 'mine')",
+        "SNOWPLOW_SPARK_SHUFFLE_PARTITIONS: Input should be greater than or equal to 1 (it is '0')",
+    ]
