@@ -23,7 +23,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LAKE = PROJECT_ROOT / "lake"
 DEFAULT_CDC_MODELS = Path(__file__).resolve().parent / "cdc" / "models.yaml"
 
-# A lake root that begins with a URI scheme (two letters or more, then ":/") must be an s3:// URI with a bucket:
+# A lake root that begins with a URI scheme (two characters or more, then ":/") must be an s3:// URI with a bucket:
 # a mistyped one (s3:/bucket, s3a://bucket, gs://bucket) would otherwise be taken for a local folder of that
 # name, and the sensors would find nothing in it.
 _URI_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:/")

@@ -2,6 +2,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from snowplow_assets.settings import DEFAULT_LAKE, PROJECT_ROOT, InvalidSettings, Settings
 
 
