@@ -28,6 +28,9 @@ DEFAULT_CDC_MODELS = Path(__file__).resolve().parent / "cdc" / "models.yaml"
 # name, and the sensors would find nothing in it.
 _URI_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:/")
 _S3_LAKE = re.compile(r"s3://[^/]+(/.*)?")
+# Spark starts a local driver's JVM with -Xmx<spark.driver.memory> as written, and the JVM reads a number
+# without a unit as bytes and knows no "gb": "1024" and "1gb" stop the JVM before Spark can say why.
+_JVM_MEMORY = re.compile(r"\d+[kmgt]", re.IGNORECASE)
 
 
 class InvalidSettings(ValueError):
@@ -218,6 +221,20 @@ class Settings(BaseSettings):
         if _URI_LIKE.match(lake) and not _S3_LAKE.fullmatch(lake):
             raise ValueError("the lake is a local folder or an s3://bucket/prefix URI")
         return lake
+
+    @field_validator("spark_driver_memory")
+    @classmethod
+    def _driver_memory_is_a_jvm_size(cls, memory: str) -> str:
+        if not _JVM_MEMORY.fullmatch(memory):
+            raise ValueError("a size with a unit, as the JVM's -Xmx takes it: 512m, 1g, 4G")
+        return memory
+
+    @field_validator("spark_remote")
+    @classmethod
+    def _remote_is_spark_connect(cls, remote: str | None) -> str | None:
+        if remote is not None and not remote.startswith("sc://"):
+            raise ValueError("a Spark Connect URL, sc://host:port")
+        return remote
 
     @field_validator("web_models")
     @classmethod

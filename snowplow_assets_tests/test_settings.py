@@ -138,3 +138,18 @@ def test_each_wrong_setting_is_named_by_its_variable(monkeypatch):
         "SNOWPLOW_SPARK_SERVER: Input should be 'shared' or 'own' (it is 'mine')",
         "SNOWPLOW_SPARK_SHUFFLE_PARTITIONS: Input should be greater than or equal to 1 (it is '0')",
     ]
+
+
+def test_the_driver_memory_is_a_size_the_jvm_takes_and_the_remote_a_spark_connect_url(monkeypatch):
+    for memory in ("1gb", "1024", "lots", "1.5g"):
+        monkeypatch.setenv("SNOWPLOW_SPARK_DRIVER_MEMORY", memory)
+        with pytest.raises(InvalidSettings, match=re.escape(f"SNOWPLOW_SPARK_DRIVER_MEMORY: a size with a unit, as the JVM's -Xmx takes it: 512m, 1g, 4G (it is '{memory}')")):
+            Settings()
+    for memory in ("512m", "4G", "2048M", "1t"):
+        monkeypatch.setenv("SNOWPLOW_SPARK_DRIVER_MEMORY", memory)
+        assert Settings().spark_config["spark.driver.memory"] == memory
+    monkeypatch.setenv("SNOWPLOW_SPARK_REMOTE", "localhost:15002")
+    with pytest.raises(InvalidSettings, match="SNOWPLOW_SPARK_REMOTE: a Spark Connect URL, sc://host:port"):
+        Settings()
+    monkeypatch.setenv("SNOWPLOW_SPARK_REMOTE", "sc://localhost:15002/;token=abc")
+    assert Settings().spark_config["spark.remote"] == "sc://localhost:15002/;token=abc"
