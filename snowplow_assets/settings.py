@@ -232,9 +232,9 @@ class Settings(BaseSettings):
     @field_validator("spark_remote")
     @classmethod
     def _remote_is_spark_connect(cls, remote: str | None) -> str | None:
-        if remote is not None and not remote.startswith("sc://"):
+        if remote and not remote.startswith("sc://"):
             raise ValueError("a Spark Connect URL, sc://host:port")
-        return remote
+        return remote or None  # set but empty, as an env file may leave it: unset
 
     @field_validator("web_models")
     @classmethod

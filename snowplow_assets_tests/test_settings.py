@@ -153,3 +153,5 @@ def test_the_driver_memory_is_a_size_the_jvm_takes_and_the_remote_a_spark_connec
         Settings()
     monkeypatch.setenv("SNOWPLOW_SPARK_REMOTE", "sc://localhost:15002/;token=abc")
     assert Settings().spark_config["spark.remote"] == "sc://localhost:15002/;token=abc"
+    monkeypatch.setenv("SNOWPLOW_SPARK_REMOTE", "")
+    assert Settings().spark_remote is None and "spark.remote" not in Settings().spark_config
