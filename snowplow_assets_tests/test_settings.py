@@ -10,12 +10,14 @@ def test_default_lake_is_inside_the_project():
     assert Settings().lake == str(DEFAULT_LAKE) and DEFAULT_LAKE.parent == PROJECT_ROOT
 
 
-def test_lake_from_environment_is_made_absolute(monkeypatch, tmp_path):
+@pytest.mark.parametrize(
+    "given, local", [("my-lake", True), ("lake:2026", True), ("s3://bucket/prefix", False), ("s3://bucket/", False)]
+)
+def test_a_lake_from_the_environment_is_a_folder_made_absolute_or_an_s3_root_kept(monkeypatch, tmp_path, given, local):
+    """A colon with no slash after it names no scheme: `lake:2026` is still a folder."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SNOWPLOW_LAKE", "my-lake")
-    assert Settings().lake == str(tmp_path / "my-lake")
-    monkeypatch.setenv("SNOWPLOW_LAKE", "s3://bucket/prefix")
-    assert Settings().lake == "s3://bucket/prefix"
+    monkeypatch.setenv("SNOWPLOW_LAKE", given)
+    assert Settings().lake == (str(tmp_path / given) if local else given)
 
 
 def test_synthetic_without_natural_is_a_clear_error(monkeypatch):
@@ -100,14 +102,6 @@ def test_a_lake_that_names_another_scheme_or_no_bucket_is_a_clear_error(monkeypa
     with pytest.raises(InvalidSettings) as raised:
         Settings()
     assert str(raised.value) == f"SNOWPLOW_LAKE: the lake is a local folder or an s3://bucket/prefix URI (it is {lake!r})"
-
-
-def test_a_local_folder_whose_name_has_a_colon_is_still_a_folder(monkeypatch, tmp_path):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SNOWPLOW_LAKE", "lake:2026")
-    assert Settings().lake == str(tmp_path / "lake:2026")
-    monkeypatch.setenv("SNOWPLOW_LAKE", "s3://bucket/")
-    assert Settings().lake == "s3://bucket/"
 
 
 def test_web_models_are_checked_when_the_settings_are_read(monkeypatch):
