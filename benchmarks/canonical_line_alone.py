@@ -52,7 +52,9 @@ def compile_harness(classes: str) -> str:
     if jar is None or javac is None:
         raise RuntimeError("no jar of the project's Spark functions, or no javac: a JDK 17 or newer is needed")
     classpath = f"{jar}:{Path(pyspark.__file__).parent / 'jars' / '*'}"
-    subprocess.run([javac, "--release", str(JAVA_RELEASE), "-nowarn", "-cp", classpath, "-d", classes, str(HARNESS)], check=True)
+    subprocess.run(
+        [javac, "--release", str(JAVA_RELEASE), "-nowarn", "-cp", classpath, "-d", classes, str(HARNESS)], check=True
+    )
     return f"{classes}:{classpath}"
 
 

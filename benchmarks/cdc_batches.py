@@ -59,14 +59,18 @@ def timed(action):
 
 def fingerprint(frame) -> tuple[int, int]:
     """(rows, order-independent checksum of every row): equal fingerprints mean equal tables here."""
-    row = frame.select(F.count(F.lit(1)).alias("n"), F.sum(F.xxhash64(*frame.columns).cast("decimal(38,0)")).alias("h")).first()
+    row = frame.select(
+        F.count(F.lit(1)).alias("n"), F.sum(F.xxhash64(*frame.columns).cast("decimal(38,0)")).alias("h")
+    ).first()
     return int(row["n"]), int(row["h"] or 0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keys", type=int, default=1_000_000)
-    parser.add_argument("--history-landings", type=int, default=5, help="landings before the new one (the first inserts)")
+    parser.add_argument(
+        "--history-landings", type=int, default=5, help="landings before the new one (the first inserts)"
+    )
     parser.add_argument("--change-rate", type=float, default=0.05)
     parser.add_argument("--rebuild", action="store_true", help="generate the landings again")
     args = parser.parse_args()
@@ -103,13 +107,24 @@ def main() -> None:
     for name in names[: args.history_landings]:
         _, seconds = timed(lambda: ingest_landing(spark, fs, lake, name, models))
         ingest_seconds.append(round(seconds, 1))
-    [first], first_s = timed(lambda: [r for r in cut_batches(spark, fs, lake, models, now_ms=FAR_FUTURE_MS) if r.model == "customers"])
+    [first], first_s = timed(
+        lambda: [r for r in cut_batches(spark, fs, lake, models, now_ms=FAR_FUTURE_MS) if r.model == "customers"]
+    )
     new, new_ingest_s = timed(lambda: ingest_landing(spark, fs, lake, names[args.history_landings], models))
-    history_records = sum(landing.models["customers"].changes + landing.models["customers"].deletes for landing in read_ingested(fs, lake).values())
+    history_records = sum(
+        landing.models["customers"].changes + landing.models["customers"].deletes
+        for landing in read_ingested(fs, lake).values()
+    )
 
-    [incremental], incremental_s = timed(lambda: [r for r in cut_batches(spark, fs, lake, models, now_ms=FAR_FUTURE_MS) if r.model == "customers"])
+    [incremental], incremental_s = timed(
+        lambda: [r for r in cut_batches(spark, fs, lake, models, now_ms=FAR_FUTURE_MS) if r.model == "customers"]
+    )
     incremental_print = fingerprint(read_batches(spark, fs, lake, [incremental.batch]))
-    [full], full_s = timed(lambda: [r for r in cut_batches(spark, fs, lake, models, now_ms=FAR_FUTURE_MS, full=True) if r.model == "customers"])
+    [full], full_s = timed(
+        lambda: [
+            r for r in cut_batches(spark, fs, lake, models, now_ms=FAR_FUTURE_MS, full=True) if r.model == "customers"
+        ]
+    )
     full_print = fingerprint(read_batches(spark, fs, lake, [full.batch]))
     assert incremental.batch.boundary_ms == full.batch.boundary_ms
     assert incremental_print == full_print, "the incremental batch differs from the full recompute"
@@ -161,12 +176,20 @@ def main() -> None:
     print()
     print("| | seconds | records read | files read |")
     print("|---|---:|---:|---:|")
-    print(f"| incremental batch ({results['new_landing_records']:,} new records) | {incremental_s:.1f} | {incremental.batch.records_read:,} + the previous batch ({first.batch.rows + first.batch.tombstones:,} keys) | {incremental.batch.files_read} |")
+    print(
+        f"| incremental batch ({results['new_landing_records']:,} new records) | {incremental_s:.1f} | {incremental.batch.records_read:,} + the previous batch ({first.batch.rows + first.batch.tombstones:,} keys) | {incremental.batch.files_read} |"
+    )
     print(f"| full recompute (same batch) | {full_s:.1f} | {full.batch.records_read:,} | {full.batch.files_read} |")
     print(f"| `latest` in process (plan and count), at the batch | {plan_s + latest_at_batch_s:.1f} | | |")
-    print(f"| `latest` in process (plan and count), one landing after the batch | {fresh_plan_s + latest_fresh_s:.1f} | | |")
-    print(f"| `snowplow-assets latest customers --format json`: new process, every row printed ({cli_lines:,} lines) | {cli_s:.1f} | | |")
-    start_load, end_load = (", ".join(f"{x:.1f}" for x in results[k]) for k in ("load_average_at_start", "load_average_at_end"))
+    print(
+        f"| `latest` in process (plan and count), one landing after the batch | {fresh_plan_s + latest_fresh_s:.1f} | | |"
+    )
+    print(
+        f"| `snowplow-assets latest customers --format json`: new process, every row printed ({cli_lines:,} lines) | {cli_s:.1f} | | |"
+    )
+    start_load, end_load = (
+        ", ".join(f"{x:.1f}" for x in results[k]) for k in ("load_average_at_start", "load_average_at_end")
+    )
     print(f"\n{results['machine']}; load average (1, 5, 15 min) {start_load} at the start, {end_load} at the end.")
 
 

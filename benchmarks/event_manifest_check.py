@@ -48,7 +48,9 @@ def kept_events(spark: Any, events: int, batch: int) -> Any:
     folder = WORK / f"kept-{events}" / str(batch)
     if not folder.exists():
         fingerprint = F.md5(F.concat(F.lit(f"batch {batch} event "), F.col("id").cast("string")))
-        spark.range(events).select(F.expr("uuid()").alias("event_id"), fingerprint.alias("fingerprint")).write.parquet(str(folder))
+        spark.range(events).select(F.expr("uuid()").alias("event_id"), fingerprint.alias("fingerprint")).write.parquet(
+            str(folder)
+        )
     return spark.read.parquet(str(folder))
 
 
@@ -76,8 +78,13 @@ def main(argv: list[str]) -> None:
 
     config = shred.spark_config("local[2]", profile=False)
     spark = build_spark_session(config)
-    machine = {"cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-               "spark": spark.version, "spark_config": config}
+    machine = {
+        "cores": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "spark": spark.version,
+        "spark_config": config,
+    }
     lake_root = WORK / "lake"
     LocalFileSystem().delete(str(lake_root))
     work = lake_root / "check-work"  # a check writes into a folder that must not exist yet: new each run
@@ -122,8 +129,10 @@ def main(argv: list[str]) -> None:
         },
     }
     Path(args.output).write_text(json.dumps(results, indent=2) + "\n")
-    print(f"\nthe check of {args.events:,} kept events against {results['other_entries']:,} entries of "
-          f"{args.batches} other batches ({results['entries_mb']} MB of entries in all), seconds:")
+    print(
+        f"\nthe check of {args.events:,} kept events against {results['other_entries']:,} entries of "
+        f"{args.batches} other batches ({results['entries_mb']} MB of entries in all), seconds:"
+    )
     print("| aggregation | median (fastest-slowest) |\n|---|---:|")
     for variant, figures in results["checks"].items():
         print(f"| {variant} | {figures['median']} ({figures['min']}-{figures['max']}) |")

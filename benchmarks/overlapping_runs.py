@@ -83,7 +83,9 @@ def measure(events: int, rounds: int, master: str) -> dict[str, Any]:
             shred.reset_peak_rss(server_pid)
             started = time.perf_counter()
             command = [sys.executable, __file__, "--client", url, "--master", master]
-            processes = [subprocess.Popen([*command, "--lake", str(lake)], stdout=subprocess.PIPE, text=True) for lake in which]
+            processes = [
+                subprocess.Popen([*command, "--lake", str(lake)], stdout=subprocess.PIPE, text=True) for lake in which
+            ]
             outputs = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in processes]
             if any(p.returncode for p in processes):
                 raise RuntimeError(f"a run failed: exit {[p.returncode for p in processes]}")
@@ -118,7 +120,10 @@ def table(results: dict[str, Any]) -> str:
             f"| {index} | {alone['run_seconds'][0]:.1f} | {alone['server_peak_rss_mb']:,} | {both['wall_seconds']:.1f} | "
             f"{', '.join(f'{s:.1f}' for s in both['run_seconds'])} | {both['server_peak_rss_mb']:,} |"
         )
-    lines += ["", f"The server's first run: {results['first_run']['run_seconds'][0]:.1f} s. Counts agree: {results['counts_agree']}."]
+    lines += [
+        "",
+        f"The server's first run: {results['first_run']['run_seconds'][0]:.1f} s. Counts agree: {results['counts_agree']}.",
+    ]
     return "\n".join(lines)
 
 

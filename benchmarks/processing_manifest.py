@@ -81,9 +81,15 @@ ENTITY_TYPES = dg.MetadataValue.table(
     ),
 )
 COUNTS = {
-    "lines_read": 120000, "good": 118500, "bad": 300, "natural_duplicates_removed": 1100,
-    "synthetic_duplicates_renamed": 100, "cross_batch_duplicates_removed": 40,
-    "cross_batch_synthetic_duplicates_renamed": 2, "event_manifest_runtime_errors": 0, "input_files": 8,
+    "lines_read": 120000,
+    "good": 118500,
+    "bad": 300,
+    "natural_duplicates_removed": 1100,
+    "synthetic_duplicates_renamed": 100,
+    "cross_batch_duplicates_removed": 40,
+    "cross_batch_synthetic_duplicates_renamed": 2,
+    "event_manifest_runtime_errors": 0,
+    "input_files": 8,
 }
 
 
@@ -99,8 +105,12 @@ def plan_items(count: int) -> list[tuple[str, str]]:
 
 
 EXPECTED = {
-    "processed": State.PROCESSED, "failed": State.FAILED, "resolved": State.PROCESSED,
-    "skipped": State.SKIPPED, "processing": State.PROCESSING, "new": State.NEW,
+    "processed": State.PROCESSED,
+    "failed": State.FAILED,
+    "resolved": State.PROCESSED,
+    "skipped": State.SKIPPED,
+    "processing": State.PROCESSING,
+    "new": State.NEW,
 }
 
 
@@ -115,22 +125,36 @@ class Writer:
 
     def event(self, run_id: str, at: float, dagster_event: DagsterEvent) -> None:
         entry = EventLogEntry(
-            error_info=None, level=10, user_message="", run_id=run_id, timestamp=at,
-            step_key=dagster_event.step_key, job_name=dagster_event.job_name, dagster_event=dagster_event,
+            error_info=None,
+            level=10,
+            user_message="",
+            run_id=run_id,
+            timestamp=at,
+            step_key=dagster_event.step_key,
+            job_name=dagster_event.job_name,
+            dagster_event=dagster_event,
         )
         self.events.append(self.instance.event_log_storage._event_to_row(entry))  # type: ignore[attr-defined]
 
-    def run(self, name: str, status: dg.DagsterRunStatus, created: float, started: float | None, ended: float | None) -> str:
+    def run(
+        self, name: str, status: dg.DagsterRunStatus, created: float, started: float | None, ended: float | None
+    ) -> str:
         run = dg.DagsterRun(job_name=JOB, run_id=str(uuid.uuid4()), tags={"dagster/partition": name}, status=status)
         values = self.instance.run_storage._get_run_insertion_values(  # type: ignore[attr-defined]
             run, datetime.fromtimestamp(created, timezone.utc)
         )
-        values.update(start_time=started, end_time=ended, update_timestamp=datetime.fromtimestamp(ended or started or created, timezone.utc))
+        values.update(
+            start_time=started,
+            end_time=ended,
+            update_timestamp=datetime.fromtimestamp(ended or started or created, timezone.utc),
+        )
         self.runs.append(values)
         self.tags.extend({"run_id": run.run_id, "key": k, "value": v} for k, v in run.tags_for_storage().items())
         for asset in ASSETS:
             planned = AssetMaterializationPlannedData(dg.AssetKey(asset), partition=name)
-            self.event(run.run_id, created, DagsterEvent.build_asset_materialization_planned_event(JOB, "shred", planned))
+            self.event(
+                run.run_id, created, DagsterEvent.build_asset_materialization_planned_event(JOB, "shred", planned)
+            )
         if started is not None:
             self.event(run.run_id, started, DagsterEvent(DagsterEventType.RUN_START.value, job_name=JOB))
         return run.run_id
@@ -141,22 +165,37 @@ class Writer:
             if asset == "shredded_types":
                 metadata["entity_types"] = ENTITY_TYPES
             materialization = dg.AssetMaterialization(asset, partition=name, metadata=metadata)
-            event = DagsterEvent(DagsterEventType.ASSET_MATERIALIZATION.value, job_name=JOB, step_key="shred",
-                                 event_specific_data=StepMaterializationData(materialization))
+            event = DagsterEvent(
+                DagsterEventType.ASSET_MATERIALIZATION.value,
+                job_name=JOB,
+                step_key="shred",
+                event_specific_data=StepMaterializationData(materialization),
+            )
             self.event(run_id, at - 1, event)
         self.event(run_id, at, DagsterEvent(DagsterEventType.RUN_SUCCESS.value, job_name=JOB))
 
     def fail(self, run_id: str, at: float) -> None:
         error = SerializableErrorInfo("ValueError: the run folder holds a truncated gzip file\n", [], "ValueError")
-        step = DagsterEvent(DagsterEventType.STEP_FAILURE.value, job_name=JOB, step_key="shred",
-                            event_specific_data=StepFailureData(error=error, user_failure_data=None))
+        step = DagsterEvent(
+            DagsterEventType.STEP_FAILURE.value,
+            job_name=JOB,
+            step_key="shred",
+            event_specific_data=StepFailureData(error=error, user_failure_data=None),
+        )
         data = JobFailureData(error=None, failure_reason=RunFailureReason.STEP_FAILURE, first_step_failure_event=step)
         self.event(run_id, at, DagsterEvent(DagsterEventType.RUN_FAILURE.value, job_name=JOB, event_specific_data=data))
 
     def observe(self, name: str, at: float, metadata: dict[str, str]) -> None:
         observation = dg.AssetObservation("enriched_batch", partition=name, metadata=metadata)
-        self.event("", at, DagsterEvent(DagsterEventType.ASSET_OBSERVATION.value, job_name="",
-                                        event_specific_data=AssetObservationData(observation)))
+        self.event(
+            "",
+            at,
+            DagsterEvent(
+                DagsterEventType.ASSET_OBSERVATION.value,
+                job_name="",
+                event_specific_data=AssetObservationData(observation),
+            ),
+        )
 
     def flush(self) -> None:
         if self.runs:
@@ -174,7 +213,9 @@ def build(home: Path, count: int) -> None:
     if home.exists():
         shutil.rmtree(home)
     home.mkdir(parents=True)
-    (home / "dagster.yaml").write_text(f"storage:\n  sqlite:\n    base_dir: {home / 'storage'}\ntelemetry:\n  enabled: false\n")
+    (home / "dagster.yaml").write_text(
+        f"storage:\n  sqlite:\n    base_dir: {home / 'storage'}\ntelemetry:\n  enabled: false\n"
+    )
     items = plan_items(count)
     with dg.DagsterInstance.from_config(str(home)) as instance:
         instance.add_dynamic_partitions(RUN_FOLDERS.partitions_def, [name for name, _ in items])
@@ -203,7 +244,9 @@ def build(home: Path, count: int) -> None:
         writer.flush()
         for name, failed, at in resolutions:
             previous = f"run:{failed}:failed"
-            writer.observe(name, at, {"manifest_action": "resolve", "reason": "re-sent", "by": "benchmark", "resolves": previous})
+            writer.observe(
+                name, at, {"manifest_action": "resolve", "reason": "re-sent", "by": "benchmark", "resolves": previous}
+            )
         writer.flush()
     (home / "built").write_text(str(count))
 
@@ -231,7 +274,9 @@ def measure(home: Path, count: int, lookups: int) -> dict[str, Any]:
         built = {name: EXPECTED[scenario] for name, scenario in plan_items(count)}
         found = {i.id.removeprefix("enriched/"): i.state for i in items}
         if found != built or not all(i.valid for i in items):
-            raise SystemExit(f"the listing does not match what was built: {Counter(found.values())} vs {Counter(built.values())}")
+            raise SystemExit(
+                f"the listing does not match what was built: {Counter(found.values())} vs {Counter(built.values())}"
+            )
         manifest = ProcessingManifest(instance)
         sample = random.Random(7).sample(names, min(lookups, count))
         singles = []
@@ -270,7 +315,11 @@ def main(argv: list[str]) -> None:
         # Other work on the machine slows every figure down: the load is part of the result.
         load_before = [round(x, 1) for x in os.getloadavg()]
         measured = measure(home, count, args.lookups)
-        measured["load_average"] = {"before": load_before, "after": [round(x, 1) for x in os.getloadavg()], "cores": os.cpu_count()}
+        measured["load_average"] = {
+            "before": load_before,
+            "after": [round(x, 1) for x in os.getloadavg()],
+            "cores": os.cpu_count(),
+        }
         print(json.dumps(measured), flush=True)
         results.append(measured)
     RESULTS.mkdir(exist_ok=True)

@@ -217,7 +217,9 @@ def spark_config(master: str, profile: bool) -> dict[str, str]:
     config = {**Settings().spark_config, "spark.master": master}
     if profile:
         EVENT_LOG.mkdir(parents=True, exist_ok=True)
-        config.update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": EVENT_LOG.as_uri(), "spark.ui.enabled": "true"})
+        config.update(
+            {"spark.eventLog.enabled": "true", "spark.eventLog.dir": EVENT_LOG.as_uri(), "spark.ui.enabled": "true"}
+        )
     return config
 
 
@@ -263,9 +265,12 @@ def shred_counts(report: Any) -> dict[str, Any]:
         "natural_duplicates_removed": report.duplicates.get(dedup.NATURAL_DUPLICATE, 0),
         "synthetic_duplicates_renamed": report.duplicates.get(dedup.SYNTHETIC_RENAME, 0),
         "cross_batch_decisions": sum(
-            report.duplicates.get(a, 0) for a in (dedup.CROSS_BATCH_DUPLICATE, dedup.CROSS_BATCH_RENAME, dedup.MANIFEST_ERROR)
+            report.duplicates.get(a, 0)
+            for a in (dedup.CROSS_BATCH_DUPLICATE, dedup.CROSS_BATCH_RENAME, dedup.MANIFEST_ERROR)
         ),
-        "entities": {f"{t.schema} {t.kind}": t.count for t in sorted(report.entity_types, key=lambda t: (t.schema, t.kind))},
+        "entities": {
+            f"{t.schema} {t.kind}": t.count for t in sorted(report.entity_types, key=lambda t: (t.schema, t.kind))
+        },
     }
 
 
@@ -289,7 +294,9 @@ def measure_job(
     paths = Paths.of(events)
     files = sorted(str(p) for p in (paths.lake / "enriched" / RUN).glob("part-*"))
     config = spark_config(master, profile)
-    spark = build_spark_session({**config, **({"spark.remote": remote} if remote else {})}, app_name=f"benchmark-shred-{job}-{events}")
+    spark = build_spark_session(
+        {**config, **({"spark.remote": remote} if remote else {})}, app_name=f"benchmark-shred-{job}-{events}"
+    )
     if remote and server_pid is None:
         raise ValueError("a run on a Spark Connect server needs the server's pid for its JVM figures")
     probe = MemoryProbe(server_pid, []) if server_pid is not None else MemoryProbe.of_session(spark)
@@ -456,7 +463,11 @@ def summarise(size: dict[str, Any], generated: dict[str, Any]) -> dict[str, Any]
     for job, samples in size["samples"].items():
         seconds = _spread([s["seconds"] for s in samples])
         memory = {k: max(s[k] for s in samples) for k in samples[0] if k.endswith("_mb")}
-        medians = {k: statistics.median(s[k] for s in samples) for k in ("jit_seconds", "gc_seconds", "load_average", "cpu_steal_percent") if k in samples[0]}
+        medians = {
+            k: statistics.median(s[k] for s in samples)
+            for k in ("jit_seconds", "gc_seconds", "load_average", "cpu_steal_percent")
+            if k in samples[0]
+        }
         jobs[job] = {
             "seconds": seconds,
             "events_per_second": round(size["events"] / seconds["median"]),
@@ -465,9 +476,12 @@ def summarise(size: dict[str, Any], generated: dict[str, Any]) -> dict[str, Any]
             **medians,
         }
         if "phase_seconds" in samples[0]:
-            jobs[job]["phase_seconds"] = {p: _spread([s["phase_seconds"].get(p, 0.0) for s in samples]) for p in samples[0]["phase_seconds"]}
+            jobs[job]["phase_seconds"] = {
+                p: _spread([s["phase_seconds"].get(p, 0.0) for s in samples]) for p in samples[0]["phase_seconds"]
+            }
     shred, baseline = size["shred_counts"], size["baseline_counts"]
     compared = ("lines_read", "good", "bad", "natural_duplicates_removed", "synthetic_duplicates_renamed", "entities")
+
     def ratio(a: str, b: str) -> float:
         return round(jobs[a]["seconds"]["median"] / jobs[b]["seconds"]["median"], 2)
 
@@ -509,7 +523,9 @@ def targets(sizes: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 {
                     "target": f"{job} peak memory does not grow: {largest['events']:,} vs {smallest['events']:,} "
                     f"events, each peak <= {MEMORY_GROWTH_LIMIT} x",
-                    "measured": ", ".join(f"{k.removesuffix('_mb').replace('_', ' ')} {v:.2f} x" for k, v in growth.items()),
+                    "measured": ", ".join(
+                        f"{k.removesuffix('_mb').replace('_', ' ')} {v:.2f} x" for k, v in growth.items()
+                    ),
                     "pass": all(v <= MEMORY_GROWTH_LIMIT for v in growth.values()),
                 }
             )
@@ -568,29 +584,43 @@ def table(results: dict[str, Any]) -> str:
         )
         out.append(
             "| | "
-            + "; ".join(f"{job} / floor = {size[f'{job}_over_floor']:.2f}, baseline / {job} = {size[f'baseline_over_{job}']:.2f}" for job in SHRED_JOBS)
+            + "; ".join(
+                f"{job} / floor = {size[f'{job}_over_floor']:.2f}, baseline / {job} = {size[f'baseline_over_{job}']:.2f}"
+                for job in SHRED_JOBS
+            )
             + f"; counts {'agree' if size['counts_agree'] else 'DIFFER'} | | | | | | | | | | |"
         )
     out += ["", "| target | measured | result |", "|---|---|---|"]
     out += [f"| {t['target']} | {t['measured']} | {'pass' if t['pass'] else 'FAIL'} |" for t in results["targets"]]
     out += ["", "Shred job's phases (ShredReport.phase_seconds), seconds: median of the runs (fastest-slowest).", ""]
     columns = [(size, job) for size in results["sizes"] for job in SHRED_JOBS]
-    out += ["| phase | " + " | ".join(f"{size['events']:,} events, {job}" for size, job in columns) + " |", "|---|" + "---:|" * len(columns)]
+    out += [
+        "| phase | " + " | ".join(f"{size['events']:,} events, {job}" for size, job in columns) + " |",
+        "|---|" + "---:|" * len(columns),
+    ]
     measured = {p for size, job in columns for p in size["jobs"][job].get("phase_seconds", {})}
     for phase in (p for p in PHASES if p in measured):
         spreads = [size["jobs"][job].get("phase_seconds", {}).get(phase) for size, job in columns]
-        out.append(f"| {phase} | " + " | ".join("" if t is None else f"{t['median']:.1f} ({t['min']:.1f}-{t['max']:.1f})" for t in spreads) + " |")
+        out.append(
+            f"| {phase} | "
+            + " | ".join("" if t is None else f"{t['median']:.1f} ({t['min']:.1f}-{t['max']:.1f})" for t in spreads)
+            + " |"
+        )
     return "\n".join(out)
 
 
 def _ram_gb() -> float:
-    total_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal:"))
+    total_kb = next(
+        int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal:")
+    )
     return round(total_kb / 2**20, 1)
 
 
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--events", type=int, nargs="+", default=[250_000, 1_000_000], help="batch sizes, distinct events")
+    parser.add_argument(
+        "--events", type=int, nargs="+", default=[250_000, 1_000_000], help="batch sizes, distinct events"
+    )
     parser.add_argument("--runs", type=int, default=3, help="runs of each job per size; figures are their median")
     parser.add_argument("--files", type=int, default=4, help="part files per run folder")
     parser.add_argument("--master", default="local[2]", help="Spark master of the floor and the shred job")
@@ -611,7 +641,11 @@ def main(argv: list[str]) -> None:
         os.environ["SNOWPLOW_SPARK_DRIVER_MEMORY"] = args.driver_memory  # read by Settings, here and in every child
 
     if args.measure is not None:
-        print(json.dumps(measure_job(args.measure, args.events[0], args.master, args.profile, args.remote, args.server_pid)))
+        print(
+            json.dumps(
+                measure_job(args.measure, args.events[0], args.master, args.profile, args.remote, args.server_pid)
+            )
+        )
         return
 
     sizes = sorted(set(args.events))
@@ -655,7 +689,9 @@ def main(argv: list[str]) -> None:
     if args.profile:
         for size in measured:
             print(f"\nStages of the last shred run, {size['events']:,} events (event log: {EVENT_LOG}):\n")
-            print("| stage | seconds | task seconds | task CPU seconds | tasks | input MB | output MB | shuffle read MB | shuffle write MB | name |")
+            print(
+                "| stage | seconds | task seconds | task CPU seconds | tasks | input MB | output MB | shuffle read MB | shuffle write MB | name |"
+            )
             print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
             for s in size["profile"]["shred_stages"]:
                 print(f"| {s['stage']} | {s['seconds']} | {s['task_seconds']} | {s['task_cpu_seconds']} | {s['tasks']} | {s['input_mb']} | {s['output_mb']} "

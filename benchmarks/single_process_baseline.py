@@ -192,10 +192,14 @@ class Outputs:
             return out, head, tail
 
     def event(self, fields: list[str], entities: list[tuple[str, dict]]) -> None:
-        atomic = fields[:CONTEXTS] + fields[CONTEXTS + 1 : UNSTRUCT_EVENT] + fields[UNSTRUCT_EVENT + 1 : DERIVED_CONTEXTS]
+        atomic = (
+            fields[:CONTEXTS] + fields[CONTEXTS + 1 : UNSTRUCT_EVENT] + fields[UNSTRUCT_EVENT + 1 : DERIVED_CONTEXTS]
+        )
         atomic += fields[DERIVED_CONTEXTS + 1 :]
         self.atomic.write("\t".join(atomic) + "\n")
-        hierarchy = f',"hierarchy":{{"rootId":"{fields[EVENT_ID]}","rootTstamp":"{_timestamp_ms(fields[COLLECTOR_TSTAMP])}",'
+        hierarchy = (
+            f',"hierarchy":{{"rootId":"{fields[EVENT_ID]}","rootTstamp":"{_timestamp_ms(fields[COLLECTOR_TSTAMP])}",'
+        )
         for kind, entity in entities:
             schema = entity["schema"]
             out, head, tail = self._type(schema)

@@ -68,7 +68,14 @@ from snowplow_assets.spark_connect_server import (
 # settings (the DynamoDB event manifest's puts run in the workers), the workers' interpreter, the installations
 # of Java, Spark and Hadoop, and the token.
 SERVER_ENVIRONMENT_PREFIXES = ("AWS_",)
-SERVER_ENVIRONMENT_VARIABLES = ("PYSPARK_PYTHON", "JAVA_HOME", "SPARK_HOME", "SPARK_CONF_DIR", "HADOOP_CONF_DIR", TOKEN_VARIABLE)
+SERVER_ENVIRONMENT_VARIABLES = (
+    "PYSPARK_PYTHON",
+    "JAVA_HOME",
+    "SPARK_HOME",
+    "SPARK_CONF_DIR",
+    "HADOOP_CONF_DIR",
+    TOKEN_VARIABLE,
+)
 # Longer than an hour, so that hourly batches, a common cadence of enriched run folders, find the server warm.
 DEFAULT_IDLE_MINUTES = 90
 START_TIMEOUT_SECONDS = 180.0
@@ -131,7 +138,9 @@ class SharedServer:
         if python := environment.get("PYSPARK_PYTHON"):
             # One interpreter by its names in a folder (a virtual environment's python, python3, …: `dagster`
             # and `snowplow-assets` start with one, a run's process with another), but each folder's its own.
-            environment["PYSPARK_PYTHON"] = json.dumps([os.path.dirname(os.path.abspath(python)), os.path.realpath(python)])
+            environment["PYSPARK_PYTHON"] = json.dumps(
+                [os.path.dirname(os.path.abspath(python)), os.path.realpath(python)]
+            )
         identity = {"command": command, "environment": environment}
         return self.root / hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -177,7 +186,9 @@ class SharedServer:
         deadline = time.monotonic() + timeout
         while _alive(address.keeper_pid):
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the shared Spark Connect server {address.jvm_pid} did not stop within {timeout:g} s")
+                raise RuntimeError(
+                    f"the shared Spark Connect server {address.jvm_pid} did not stop within {timeout:g} s"
+                )
             time.sleep(0.2)
         return True
 
@@ -295,7 +306,12 @@ def main(folder: Path) -> int:
     launch = json.loads((folder / "launch.json").read_text())
     idle_seconds = float(launch["idle_seconds"])
     server = RunningServer.launch(
-        launch["command"], launch["host"], launch["port"], folder / "server.log", os.environ, preexec_fn=_die_with_parent
+        launch["command"],
+        launch["host"],
+        launch["port"],
+        folder / "server.log",
+        os.environ,
+        preexec_fn=_die_with_parent,
     )
 
     def stop(*_: object) -> None:

@@ -51,7 +51,9 @@ CLIENT_MODE_VARIABLES = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LO
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
-def spark_connect_server_command(config: Mapping[str, str], host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> list[str]:
+def spark_connect_server_command(
+    config: Mapping[str, str], host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
+) -> list[str]:
     """The `spark-submit` command that runs the server in the foreground with the given Spark settings."""
     server_config = spark_session_config({key: value for key, value in config.items() if key != "spark.remote"})
     server_config["spark.connect.grpc.binding.address"] = host

@@ -134,8 +134,15 @@ def fs() -> LocalFileSystem:
     return LocalFileSystem()
 
 
-def write_run_folder(lake: Lake, run: str, lines: list[str], *, name: str = "part-00000", compress: bool = False,
-                     success_marker: bool = True) -> Path:
+def write_run_folder(
+    lake: Lake,
+    run: str,
+    lines: list[str],
+    *,
+    name: str = "part-00000",
+    compress: bool = False,
+    success_marker: bool = True,
+) -> Path:
     folder = Path(lake.enriched_run(run))
     folder.mkdir(parents=True, exist_ok=True)
     text = "".join(line + "\n" for line in lines).encode("utf-8")

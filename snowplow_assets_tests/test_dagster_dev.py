@@ -60,7 +60,9 @@ def test_dagster_dev_loads_the_code_location_on_the_project_instance(project_cop
     dagster = str(Path(sys.executable).parent / "dagster")
     log = tmp_path / "dagster-dev.log"
     with log.open("w") as output:
-        process = subprocess.Popen([dagster, "dev", "-p", str(port)], cwd=project_copy, env=env, stdout=output, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [dagster, "dev", "-p", str(port)], cwd=project_copy, env=env, stdout=output, stderr=subprocess.STDOUT
+        )
     try:
         data = None
         deadline = time.time() + 240

@@ -16,9 +16,9 @@ from dagster._daemon.backfill import execute_backfill_iteration
 from dagster._daemon.daemon import get_default_daemon_logger
 from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
 
-from snowplow_assets.defs.pools import SHRED_POOL, WEB_MODELS_POOL
 from snowplow_assets.defs.manifests.manifest_locks import startable_runs
 from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest
+from snowplow_assets.defs.pools import SHRED_POOL, WEB_MODELS_POOL
 from snowplow_assets.defs.resources import EVENT_MANIFEST_TAG
 from snowplow_assets.processing import State
 from snowplow_assets.settings import PROJECT_ROOT
@@ -75,7 +75,9 @@ def enqueue(
         tags={EVENT_MANIFEST_TAG: "dynamodb", **({PARTITION_NAME_TAG: partition} if partition else {})},
         status=dg.DagsterRunStatus.NOT_STARTED,
     )
-    instance.report_dagster_event(DagsterEvent(DagsterEventType.PIPELINE_ENQUEUED.value, job_name=run.job_name), run.run_id)
+    instance.report_dagster_event(
+        DagsterEvent(DagsterEventType.PIPELINE_ENQUEUED.value, job_name=run.job_name), run.run_id
+    )
     return run.run_id
 
 
@@ -123,10 +125,16 @@ def test_a_backfilled_range_never_shreds_alongside_another_run(workspace, defini
     items = ProcessingManifest(instance).items(RUN_FOLDERS, [A, B, C, D])
     assert set(items[A].open_runs) == {single, ranged.run_id}
     assert items[B].open_runs == items[C].open_runs == (ranged.run_id,), "the range holds each of its items"
-    assert items[D].state is State.NEW and [s.name for s in startable_runs(instance, RUN_FOLDERS, [A, B, C, D]).startable] == [D]
+    assert items[D].state is State.NEW and [
+        s.name for s in startable_runs(instance, RUN_FOLDERS, [A, B, C, D]).startable
+    ] == [D]
 
     # Their `shred` steps take the pool's one slot in turn, as the executor does before it runs a step.
-    assert instance.get_run_by_id(single).run_op_concurrency.all_pools == ranged.run_op_concurrency.all_pools == {SHRED_POOL}
+    assert (
+        instance.get_run_by_id(single).run_op_concurrency.all_pools
+        == ranged.run_op_concurrency.all_pools
+        == {SHRED_POOL}
+    )
     with InstanceConcurrencyContext(instance, instance.get_run_by_id(single)) as first:
         with InstanceConcurrencyContext(instance, ranged) as second:
             assert first.claim(SHRED_POOL, "shred"), "the first run to get there shreds"

@@ -2,7 +2,9 @@ from pyspark.sql.types import IntegerType, LongType, StringType, StructField, St
 
 from snowplow_assets.partition_tasks import RESULT_BATCH_ROWS, map_partitions
 
-SCHEMA = StructType([StructField("id", LongType()), StructField("twice", IntegerType()), StructField("note", StringType())])
+SCHEMA = StructType(
+    [StructField("id", LongType()), StructField("twice", IntegerType()), StructField("note", StringType())]
+)
 
 
 def _doubled(rows):

@@ -10,7 +10,9 @@ def test_end_is_the_end_of_the_value_in_python_and_in_spark(spark):
     pattern = "^abc" + END
     values = ["abc", *("abc" + t for t in LINE_TERMINATORS)]
     rows = spark.createDataFrame([(v,) for v in values], "v STRING")
-    checks = rows.selectExpr("v", f"v RLIKE {literal(pattern)} AS with_end", f"v RLIKE {literal('^abc$')} AS with_dollar")
+    checks = rows.selectExpr(
+        "v", f"v RLIKE {literal(pattern)} AS with_end", f"v RLIKE {literal('^abc$')} AS with_dollar"
+    )
     spark_matches = {r.v: (r.with_end, r.with_dollar) for r in checks.collect()}
 
     assert spark_matches["abc"] == (True, True)

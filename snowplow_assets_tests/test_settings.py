@@ -56,7 +56,9 @@ def test_an_s3_lake_gets_the_spark_s3a_settings_of_a_local_stack(monkeypatch):
     assert config["spark.hadoop.fs.s3a.endpoint.region"] == "eu-west-1"
     assert config["spark.hadoop.fs.s3a.path.style.access"] == "false", "SNOWPLOW_SPARK_CONF has the last word"
     monkeypatch.setenv("SNOWPLOW_S3_SCHEME", "s3")
-    assert not any(key.startswith("spark.hadoop.fs.s3a.endpoint") for key in Settings().spark_config), "EMRFS configures itself"
+    assert not any(key.startswith("spark.hadoop.fs.s3a.endpoint") for key in Settings().spark_config), (
+        "EMRFS configures itself"
+    )
     monkeypatch.setenv("SNOWPLOW_LAKE", "/data/lake")
     monkeypatch.setenv("SNOWPLOW_S3_SCHEME", "s3a")
     assert "spark.hadoop.fs.s3a.endpoint" not in Settings().spark_config
@@ -67,7 +69,11 @@ def test_an_s3_lake_gets_the_spark_s3a_settings_of_a_local_stack(monkeypatch):
 
 def test_cross_batch_deduplication_defaults_to_the_lake_manifest_and_presupposes_in_batch(monkeypatch):
     settings = Settings()
-    assert (settings.event_manifest, settings.event_manifest_ttl_days, settings.cross_batch_synthetic) == ("lake", 180, True)
+    assert (settings.event_manifest, settings.event_manifest_ttl_days, settings.cross_batch_synthetic) == (
+        "lake",
+        180,
+        True,
+    )
     # Switching the in-batch kind off takes the cross-batch default with it...
     monkeypatch.setenv("SNOWPLOW_DEDUP_SYNTHETIC", "false")
     assert Settings().cross_batch_synthetic is False
@@ -79,7 +85,9 @@ def test_cross_batch_deduplication_defaults_to_the_lake_manifest_and_presupposes
         Settings()
     monkeypatch.setenv("SNOWPLOW_DEDUP_NATURAL", "true")
     monkeypatch.setenv("SNOWPLOW_CROSS_BATCH_SYNTHETIC", "true")
-    with pytest.raises(InvalidSettings, match="SNOWPLOW_CROSS_BATCH_SYNTHETIC=true needs SNOWPLOW_DEDUP_SYNTHETIC=true"):
+    with pytest.raises(
+        InvalidSettings, match="SNOWPLOW_CROSS_BATCH_SYNTHETIC=true needs SNOWPLOW_DEDUP_SYNTHETIC=true"
+    ):
         Settings()
 
 
@@ -95,13 +103,17 @@ def test_the_dynamodb_manifest_needs_a_table_and_a_region(monkeypatch):
     assert settings.event_manifest_dynamodb_endpoint_url is None
 
 
-@pytest.mark.parametrize("lake", ["s3:/bucket/lake", "s3a://bucket/lake", "gs://bucket", "file:///data/lake", "s3://", "s3:///lake"])
+@pytest.mark.parametrize(
+    "lake", ["s3:/bucket/lake", "s3a://bucket/lake", "gs://bucket", "file:///data/lake", "s3://", "s3:///lake"]
+)
 def test_a_lake_that_names_another_scheme_or_no_bucket_is_a_clear_error(monkeypatch, lake):
     """Taken for a local folder of that name, such a root would leave the sensors finding nothing."""
     monkeypatch.setenv("SNOWPLOW_LAKE", lake)
     with pytest.raises(InvalidSettings) as raised:
         Settings()
-    assert str(raised.value) == f"SNOWPLOW_LAKE: the lake is a local folder or an s3://bucket/prefix URI (it is {lake!r})"
+    assert (
+        str(raised.value) == f"SNOWPLOW_LAKE: the lake is a local folder or an s3://bucket/prefix URI (it is {lake!r})"
+    )
 
 
 def test_web_models_are_checked_when_the_settings_are_read(monkeypatch):
@@ -137,7 +149,12 @@ def test_each_wrong_setting_is_named_by_its_variable(monkeypatch):
 def test_the_driver_memory_is_a_size_the_jvm_takes_and_the_remote_a_spark_connect_url(monkeypatch):
     for memory in ("1gb", "1024", "lots", "1.5g"):
         monkeypatch.setenv("SNOWPLOW_SPARK_DRIVER_MEMORY", memory)
-        with pytest.raises(InvalidSettings, match=re.escape(f"SNOWPLOW_SPARK_DRIVER_MEMORY: a size with a unit, as the JVM's -Xmx takes it: 512m, 1g, 4G (it is '{memory}')")):
+        with pytest.raises(
+            InvalidSettings,
+            match=re.escape(
+                f"SNOWPLOW_SPARK_DRIVER_MEMORY: a size with a unit, as the JVM's -Xmx takes it: 512m, 1g, 4G (it is '{memory}')"
+            ),
+        ):
             Settings()
     for memory in ("512m", "4G", "2048M", "1t"):
         monkeypatch.setenv("SNOWPLOW_SPARK_DRIVER_MEMORY", memory)

@@ -96,7 +96,9 @@ def _wait_for(condition, timeout: float, what: str) -> None:
 
 
 def test_the_root_is_the_users_runtime_folder_else_their_cache():
-    assert default_shared_server_root({"XDG_RUNTIME_DIR": "/run/user/7"}) == Path("/run/user/7/snowplow-assets/spark-servers")
+    assert default_shared_server_root({"XDG_RUNTIME_DIR": "/run/user/7"}) == Path(
+        "/run/user/7/snowplow-assets/spark-servers"
+    )
     assert default_shared_server_root({"XDG_CACHE_HOME": "/c"}) == Path("/c/snowplow-assets/spark-servers")
     assert default_shared_server_root({}) == Path.home() / ".cache" / "snowplow-assets" / "spark-servers"
 
@@ -109,7 +111,9 @@ def test_runs_share_a_server_only_with_the_same_settings_and_environment(tmp_pat
     environ = {"AWS_ACCESS_KEY_ID": "a", "PATH": "/bin", "PYSPARK_PYTHON": sys.executable}
     folder = shared.folder(TEST_SPARK_CONFIG, environ)
     assert folder.parent == tmp_path
-    assert folder == shared.folder(dict(TEST_SPARK_CONFIG), {**environ, "PATH": "/usr/bin", "SPARK_CONNECT_MODE_ENABLED": "1"})
+    assert folder == shared.folder(
+        dict(TEST_SPARK_CONFIG), {**environ, "PATH": "/usr/bin", "SPARK_CONNECT_MODE_ENABLED": "1"}
+    )
     others = [
         shared.folder({**TEST_SPARK_CONFIG, "spark.driver.memory": "2g"}, environ),
         shared.folder(TEST_SPARK_CONFIG, {**environ, "AWS_ACCESS_KEY_ID": "b"}),
@@ -122,7 +126,10 @@ def test_runs_share_a_server_only_with_the_same_settings_and_environment(tmp_pat
     venv.mkdir(parents=True)
     (venv / "python3").symlink_to(sys.executable)
     (venv / "python").symlink_to("python3")
-    named = {name: shared.folder(TEST_SPARK_CONFIG, {**environ, "PYSPARK_PYTHON": str(venv / name)}) for name in ("python", "python3")}
+    named = {
+        name: shared.folder(TEST_SPARK_CONFIG, {**environ, "PYSPARK_PYTHON": str(venv / name)})
+        for name in ("python", "python3")
+    }
     assert named["python"] == named["python3"] != folder
 
 
@@ -156,7 +163,14 @@ def test_clients_that_start_at_once_start_one_server_which_stops_once_idle(tmp_p
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
     assert address["token"] in urls[0] and address["token"] not in (folder / "launch.json").read_text()
     assert Path(f"/proc/{address['jvm_pid']}/cwd").resolve() == folder.resolve(), "the server runs in its folder"
-    run = [sys.executable, "-c", RUN_ON_SHARED_SERVER, str(tmp_path), str(shared.idle_seconds), json.dumps(TEST_SPARK_CONFIG)]
+    run = [
+        sys.executable,
+        "-c",
+        RUN_ON_SHARED_SERVER,
+        str(tmp_path),
+        str(shared.idle_seconds),
+        json.dumps(TEST_SPARK_CONFIG),
+    ]
     done = subprocess.run(run, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "7 gave its lease back"

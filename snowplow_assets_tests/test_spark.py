@@ -55,7 +55,9 @@ def test_the_projects_jar_joins_the_jars_spark_conf_names(monkeypatch):
     monkeypatch.delenv("SNOWPLOW_SPARK_CONF", raising=False)
     assert spark_session_config(Settings(_env_file=None).spark_config)["spark.jars"] == jar
     monkeypatch.setenv("SNOWPLOW_SPARK_CONF", '{"spark.jars": "/opt/jars/hadoop-aws.jar"}')
-    assert spark_session_config(Settings(_env_file=None).spark_config)["spark.jars"] == f"/opt/jars/hadoop-aws.jar,{jar}"
+    assert (
+        spark_session_config(Settings(_env_file=None).spark_config)["spark.jars"] == f"/opt/jars/hadoop-aws.jar,{jar}"
+    )
 
 
 def test_session_conf_restores_what_was_set_and_unsets_what_was_not_even_after_a_failure(spark):
@@ -76,7 +78,10 @@ def test_an_unsorted_partitioned_write_keeps_a_file_open_per_partition_instead_o
     with session_conf(spark, unsorted_partitioned_write(open_files_per_task=3)):
         rows.write.partitionBy("part").parquet(str(tmp_path / "unsorted"))
     assert "Sort (" not in write_plan(spark, str(tmp_path / "unsorted"))
-    assert spark.read.parquet(str(tmp_path / "unsorted")).exceptAll(spark.read.parquet(str(tmp_path / "sorted"))).count() == 0
+    assert (
+        spark.read.parquet(str(tmp_path / "unsorted")).exceptAll(spark.read.parquet(str(tmp_path / "sorted"))).count()
+        == 0
+    )
     assert spark.read.parquet(str(tmp_path / "unsorted")).count() == 3000
 
 

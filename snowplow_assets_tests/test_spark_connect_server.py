@@ -60,7 +60,10 @@ def test_the_server_runs_with_the_projects_spark_settings_on_the_loopback_addres
     assert Path(command[0]).name == "spark-submit"
     assert command[command.index("--class") + 1] == SHARED_CODE_CONNECT_SERVER_CLASS, "the server in the project's jar"
     confs = _confs(command)
-    assert (confs["spark.connect.grpc.binding.address"], confs["spark.connect.grpc.binding.port"]) == ("127.0.0.1", "15099")
+    assert (confs["spark.connect.grpc.binding.address"], confs["spark.connect.grpc.binding.port"]) == (
+        "127.0.0.1",
+        "15099",
+    )
     assert confs["spark.master"] == "local[*]" and confs["spark.driver.memory"] == "1g"
     assert confs["spark.driver.extraJavaOptions"] == f"{DEFAULT_DRIVER_JAVA_OPTIONS} -Duser.timezone=UTC"
     assert confs["spark.jars"] == str(functions_jar()), "the server holds the shredder's fast path"
@@ -90,7 +93,9 @@ def test_a_server_that_stops_or_never_listens_is_reported_with_its_log(tmp_path)
         RunningServer.start(failing, DEFAULT_HOST, free_port(), log, os.environ)
     assert log.read_text() == "no Java here\n"
 
-    silent = RunningServer.launch([sys.executable, "-c", "import time; time.sleep(60)"], DEFAULT_HOST, free_port(), log, os.environ)
+    silent = RunningServer.launch(
+        [sys.executable, "-c", "import time; time.sleep(60)"], DEFAULT_HOST, free_port(), log, os.environ
+    )
     with pytest.raises(RuntimeError, match="did not listen on 127.0.0.1:[0-9]+ within 1 s"):
         silent.wait_until_listening(timeout=1)
     assert silent.process.returncode is not None, "killed and reaped"
@@ -111,7 +116,9 @@ def test_the_server_tells_its_user_how_clients_connect():
     assert made == "clients of this server: SNOWPLOW_SPARK_REMOTE='sc://localhost:15002/;token=t0k'"
     assert connection_note("127.0.0.1", 15002, "t0k", environ={TOKEN_VARIABLE: ""}) == made
     shared = connection_note("127.0.0.1", 15002, "t0k", environ={TOKEN_VARIABLE: "t0k"})
-    assert shared == f"clients of this server, with {TOKEN_VARIABLE} as here: SNOWPLOW_SPARK_REMOTE=sc://localhost:15002"
+    assert (
+        shared == f"clients of this server, with {TOKEN_VARIABLE} as here: SNOWPLOW_SPARK_REMOTE=sc://localhost:15002"
+    )
     assert "need TLS in front" in connection_note("0.0.0.0", 15002, "t0k", environ={})
     assert "TLS" not in made
 
@@ -215,7 +222,9 @@ def test_runs_on_the_server_shred_as_runs_in_a_jvm_of_their_own(
         }
         if place == "connect":
             env["SNOWPLOW_SPARK_REMOTE"] = spark_connect_server.url
-            done = subprocess.run([CLI, "process"], env={**os.environ, **env}, capture_output=True, text=True, timeout=600)
+            done = subprocess.run(
+                [CLI, "process"], env={**os.environ, **env}, capture_output=True, text=True, timeout=600
+            )
             assert done.returncode == 0, done.stdout + done.stderr
             # A JVM announces the default options' compiler directives as it starts: the client started none.
             assert "compiler directives" not in done.stderr
@@ -231,6 +240,9 @@ def test_runs_on_the_server_shred_as_runs_in_a_jvm_of_their_own(
         items = dynamodb.scan(TableName=table.table, ConsistentRead=True)["Items"]
         outputs[place] = (_shredded(lake, RUN), _shredded(lake, OTHER_RUN), sorted(i["eventId"]["S"] for i in items))
     (_, bad), _, items = outputs["connect"]
-    assert (len(read_lines(Path(Lake(str(tmp_path / "connect" / "lake")).shredded_good(RUN)) / "atomic-events")), bad) == (4, 2)
+    assert (
+        len(read_lines(Path(Lake(str(tmp_path / "connect" / "lake")).shredded_good(RUN)) / "atomic-events")),
+        bad,
+    ) == (4, 2)
     assert items, "the server's workers wrote the manifest"
     assert outputs["connect"] == outputs["classic"]

@@ -155,13 +155,19 @@ def latest_batch(fs: LakeFileSystem, lake: Lake, model: str) -> BatchManifest | 
     return batches[-1] if batches else None
 
 
-def batch_files(fs: LakeFileSystem, lake: Lake, batch: BatchManifest, parts: tuple[str, ...] = (ROWS, DELETED)) -> list[str]:
+def batch_files(
+    fs: LakeFileSystem, lake: Lake, batch: BatchManifest, parts: tuple[str, ...] = (ROWS, DELETED)
+) -> list[str]:
     folder = lake.cdc_batch(batch.model, batch.boundary_ms)
     return [f.uri for part in parts for f in fs.list_files(f"{folder}/{part}") if is_data_file(f.name)]
 
 
 def read_batches(
-    spark: SparkSession, fs: LakeFileSystem, lake: Lake, batches: list[BatchManifest], parts: tuple[str, ...] = (ROWS, DELETED)
+    spark: SparkSession,
+    fs: LakeFileSystem,
+    lake: Lake,
+    batches: list[BatchManifest],
+    parts: tuple[str, ...] = (ROWS, DELETED),
 ) -> DataFrame:
     """STATE_COLUMNS of the batches (live rows and tombstones, or only `parts`), in one read."""
     files = [f for batch in batches for f in batch_files(fs, lake, batch, parts)]
@@ -249,7 +255,12 @@ def cut_batches(
 
 
 def _cut(
-    spark: SparkSession, fs: LakeFileSystem, lake: Lake, plans: list[BatchPlan], ingested: dict[str, IngestedLanding], now_ms: int
+    spark: SparkSession,
+    fs: LakeFileSystem,
+    lake: Lake,
+    plans: list[BatchPlan],
+    ingested: dict[str, IngestedLanding],
+    now_ms: int,
 ) -> list[BatchManifest]:
     reads = {(plan.model.name, landing): window for plan in plans for landing, window in plan.reads.items()}
     records, files_read = read_records(spark, fs, lake, reads)
@@ -262,7 +273,11 @@ def _cut(
         bases = [plan.previous for plan in plans if plan.mode == INCREMENTAL and plan.previous is not None]
         state = merge_into(read_batches(spark, fs, lake, bases), changes, changed) if bases else changes
         (
-            state.selectExpr(*STATE_COLUMNS, f"{MODEL} AS model", f"CASE WHEN {KIND} = '{DELETE}' THEN '{DELETED}' ELSE '{ROWS}' END AS state")
+            state.selectExpr(
+                *STATE_COLUMNS,
+                f"{MODEL} AS model",
+                f"CASE WHEN {KIND} = '{DELETE}' THEN '{DELETED}' ELSE '{ROWS}' END AS state",
+            )
             .write.partitionBy("model", "state")
             .parquet(fs.spark_path(f"{staging}/write"))
         )

@@ -112,7 +112,9 @@ def run_column_tests(table: DataFrame, model: ModelSpec, columns: ModelColumns) 
         for i in present:
             test = tests[i]
             one = table.selectExpr(
-                f"{i} AS t", f"CAST({identifier(test.column)} AS STRING) AS v", f"{_bad_row(test, types[test.column])} AS bad"
+                f"{i} AS t",
+                f"CAST({identifier(test.column)} AS STRING) AS v",
+                f"{_bad_row(test, types[test.column])} AS bad",
             )
             values = one if values is None else values.unionByName(one)
         assert values is not None

@@ -100,18 +100,22 @@ def classify(envelopes: DataFrame, models: CdcModels) -> DataFrame:
     contract_of = _map({topic: spec.contract for topic, (_, spec) in topics.items()})
     model_of = _map({topic: model.name for topic, (model, _) in topics.items()})
 
-    contract = computed_once(envelopes).selectExpr(
-        *ENVELOPE_COLUMNS,
-        f"try_element_at({model_of}, __topic) AS __model",
-        f"try_element_at({contract_of}, __topic) AS __contract",
-        "__value IS NULL OR is_variant_null(__parsed_value) AS __null_value",
-        "CASE WHEN startswith(ltrim(__kafka_key), '{') THEN try_parse_json(__kafka_key) END AS __key_json",
-    ).selectExpr(
-        "*",
-        "NOT __null_value AND startswith(ltrim(__value), '{') AS __object_value",
-        # Debezium: the payload, wrapped or bare
-        "CASE WHEN __contract = 'debezium' THEN coalesce(variant_get(__parsed_value, '$.payload'), __parsed_value) "
-        "END AS __payload",
+    contract = (
+        computed_once(envelopes)
+        .selectExpr(
+            *ENVELOPE_COLUMNS,
+            f"try_element_at({model_of}, __topic) AS __model",
+            f"try_element_at({contract_of}, __topic) AS __contract",
+            "__value IS NULL OR is_variant_null(__parsed_value) AS __null_value",
+            "CASE WHEN startswith(ltrim(__kafka_key), '{') THEN try_parse_json(__kafka_key) END AS __key_json",
+        )
+        .selectExpr(
+            "*",
+            "NOT __null_value AND startswith(ltrim(__value), '{') AS __object_value",
+            # Debezium: the payload, wrapped or bare
+            "CASE WHEN __contract = 'debezium' THEN coalesce(variant_get(__parsed_value, '$.payload'), __parsed_value) "
+            "END AS __payload",
+        )
     )
     kinds = computed_once(contract).selectExpr(
         "*",

@@ -165,8 +165,12 @@ def _record_counts(models: list[str]) -> list:
         counts += [
             F.count_if(F.expr(change)).alias(f"changes_{index}"),
             F.count_if(F.expr(delete)).alias(f"deletes_{index}"),
-            F.expr(f"unix_millis(min(CASE WHEN {is_model} AND __output != '{BAD}' THEN {TIMESTAMP} END))").alias(f"min_{index}"),
-            F.expr(f"unix_millis(max(CASE WHEN {is_model} AND __output != '{BAD}' THEN {TIMESTAMP} END))").alias(f"max_{index}"),
+            F.expr(f"unix_millis(min(CASE WHEN {is_model} AND __output != '{BAD}' THEN {TIMESTAMP} END))").alias(
+                f"min_{index}"
+            ),
+            F.expr(f"unix_millis(max(CASE WHEN {is_model} AND __output != '{BAD}' THEN {TIMESTAMP} END))").alias(
+                f"max_{index}"
+            ),
             F.expr(f"unix_millis(max(CASE WHEN {change} THEN {TIMESTAMP} END))").alias(f"max_change_{index}"),
             F.expr(f"unix_millis(max(CASE WHEN {delete} THEN {TIMESTAMP} END))").alias(f"max_delete_{index}"),
             F.expr(f"schema_of_variant_agg(CASE WHEN {change} THEN __row END)").alias(f"columns_{index}"),
@@ -340,13 +344,14 @@ def model_landings(ingested: dict[str, IngestedLanding], model: str) -> dict[str
 
 def model_columns(ingested: dict[str, IngestedLanding], model: ModelSpec) -> ModelColumns:
     """The model's columns over the given landings: the union of their rows' keys (columns.py)."""
-    kinds = merge_column_kinds(*(landing.models[model.name].columns for landing in model_landings(ingested, model.name).values()))
+    kinds = merge_column_kinds(
+        *(landing.models[model.name].columns for landing in model_landings(ingested, model.name).values())
+    )
     return resolve_columns(kinds, model.id)
 
 
 def records_bound(ingested: dict[str, IngestedLanding], reads: dict[tuple[str, str], Window]) -> int:
     """At most how many records `reads` return, from the summaries alone (whole landings, no windows)."""
     return sum(
-        ingested[landing].models[model].changes + ingested[landing].models[model].deletes
-        for model, landing in reads
+        ingested[landing].models[model].changes + ingested[landing].models[model].deletes for model, landing in reads
     )

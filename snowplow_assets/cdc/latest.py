@@ -115,9 +115,7 @@ class LatestManifest:
     written_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
 
 
-def write_latest(
-    spark: SparkSession, fs: LakeFileSystem, lake: Lake, models: list[ModelSpec]
-) -> list[LatestManifest]:
+def write_latest(spark: SparkSession, fs: LakeFileSystem, lake: Lake, models: list[ModelSpec]) -> list[LatestManifest]:
     """Materialise every model's latest view as Parquet at cdc/latest/<model>/ (with _latest.json)."""
     ingested = read_ingested(fs, lake)
     written = []
@@ -145,4 +143,3 @@ def write_latest(
         return written
     finally:
         fs.delete(staging)
-

@@ -52,9 +52,7 @@ STATE_SCHEMA = (
 
 _RANK_SQL = f"CASE {KIND} WHEN '{INSERT}' THEN 0 WHEN '{UPDATE}' THEN 1 ELSE 2 END"
 # Struct comparison is field by field, so this struct *is* the order; the kind rides along at the end.
-_ORDERED = (
-    f"struct({TIMESTAMP}, {_RANK_SQL} AS __rank, {TOPIC}, {PARTITION}, {OFFSET}, {DATA}, {KIND})"
-)
+_ORDERED = f"struct({TIMESTAMP}, {_RANK_SQL} AS __rank, {TOPIC}, {PARTITION}, {OFFSET}, {DATA}, {KIND})"
 
 # Above this many changed keys the merge shuffles instead of broadcasting the changes to the base.
 BROADCAST_CHANGES_LIMIT = 1_000_000
@@ -79,7 +77,9 @@ def reduce_to_state(records: DataFrame, counted: bool = False) -> DataFrame:
     return (
         records.groupBy(MODEL, KEY)
         .agg(F.expr(f"max({_ORDERED})").alias("__last"), *count)
-        .select(MODEL, KEY, *(F.col(f"__last.{c}").alias(c) for c in STATE_COLUMNS[2:]), *([RECORDS] if counted else []))
+        .select(
+            MODEL, KEY, *(F.col(f"__last.{c}").alias(c) for c in STATE_COLUMNS[2:]), *([RECORDS] if counted else [])
+        )
     )
 
 
@@ -96,10 +96,14 @@ def merge_into(base: DataFrame, changes: DataFrame, changed_keys: int) -> DataFr
     merged = (
         base.select(MODEL, KEY, F.expr(_ORDERED).alias("__old"))
         .join(change, [MODEL, KEY], "left")
-        .select(MODEL, KEY, F.expr("CASE WHEN __new IS NULL OR __old >= __new THEN __old ELSE __new END").alias("__last"))
+        .select(
+            MODEL, KEY, F.expr("CASE WHEN __new IS NULL OR __old >= __new THEN __old ELSE __new END").alias("__last")
+        )
     )
     known = base.select(MODEL, KEY).join(F.broadcast(changes.select(MODEL, KEY)), [MODEL, KEY], "left_semi")
-    added = changes.select(MODEL, KEY, F.expr(_ORDERED).alias("__last")).join(F.broadcast(known), [MODEL, KEY], "left_anti")
+    added = changes.select(MODEL, KEY, F.expr(_ORDERED).alias("__last")).join(
+        F.broadcast(known), [MODEL, KEY], "left_anti"
+    )
     return merged.unionByName(added).select(MODEL, KEY, *(F.col(f"__last.{c}").alias(c) for c in STATE_COLUMNS[2:]))
 
 

@@ -33,6 +33,16 @@ def main() -> None:
     """Snowplow shredding, CDC consolidation and web models as Dagster assets on Spark."""
 
 
-for command in (demo, generate, process, event_manifest, web_limits, latest, manifest, spark_server, shared_spark_server):
+for command in (
+    demo,
+    generate,
+    process,
+    event_manifest,
+    web_limits,
+    latest,
+    manifest,
+    spark_server,
+    shared_spark_server,
+):
     main.add_command(command)
 generate.add_command(generate_cdc)

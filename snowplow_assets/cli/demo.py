@@ -35,7 +35,9 @@ def demo(runs: int, events: int) -> None:
     """Generate sample enriched run folders into the lake, process them end to end, print what came out."""
     settings = Settings()
     if settings.lake.startswith("s3://"):
-        raise click.ClickException("the demo writes sample data to a local lake; unset SNOWPLOW_LAKE or point it at a folder")
+        raise click.ClickException(
+            "the demo writes sample data to a local lake; unset SNOWPLOW_LAKE or point it at a folder"
+        )
     lake = Lake(settings.lake)
     # New folders on every demo, named after the current time, so a second demo adds batches.
     first = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=runs)
@@ -49,8 +51,10 @@ def demo(runs: int, events: int) -> None:
         stats = generate_run_folder(
             folder, GenerationOptions(events=events, seed=int(stamp.timestamp()), start=stamp - timedelta(minutes=30))
         )
-        click.echo(f"generated {folder}: {stats.lines_written} lines ({stats.natural_duplicates} natural, "
-                   f"{stats.synthetic_duplicates} synthetic duplicates, {stats.bad_lines} bad)")
+        click.echo(
+            f"generated {folder}: {stats.lines_written} lines ({stats.natural_duplicates} natural, "
+            f"{stats.synthetic_duplicates} synthetic duplicates, {stats.bad_lines} bad)"
+        )
     cdc = generate_demo_landings(settings, first + timedelta(hours=runs))
     for landing in cdc[1].landings if cdc else []:
         click.echo(f"generated {landing.folder}:\n{describe(landing)}")

@@ -25,7 +25,10 @@ def event_manifest() -> None:
 @event_manifest.command(name="create-table")
 @click.option("--table", help="Table name. Default: SNOWPLOW_EVENT_MANIFEST_DYNAMODB_TABLE.")
 @click.option("--region", help="AWS region. Default: SNOWPLOW_EVENT_MANIFEST_DYNAMODB_REGION.")
-@click.option("--endpoint-url", help="DynamoDB endpoint, for a local stack. Default: SNOWPLOW_EVENT_MANIFEST_DYNAMODB_ENDPOINT_URL.")
+@click.option(
+    "--endpoint-url",
+    help="DynamoDB endpoint, for a local stack. Default: SNOWPLOW_EVENT_MANIFEST_DYNAMODB_ENDPOINT_URL.",
+)
 def create_table_command(table: str | None, region: str | None, endpoint_url: str | None) -> None:
     """Create the DynamoDB event manifest table (on-demand) with TTL enabled on `ttl`; keep it if it exists."""
     settings = Settings()

@@ -47,7 +47,11 @@ def generate_demo_landings(settings: Settings, end: datetime) -> tuple[str, CdcG
         return None
     model = models.models[sorted(models.models)[0]]
     options = CdcGenerationOptions(
-        keys=200, landings=2, seed=int(end.timestamp()), start=end - timedelta(minutes=20), interval=timedelta(minutes=10)
+        keys=200,
+        landings=2,
+        seed=int(end.timestamp()),
+        start=end - timedelta(minutes=20),
+        interval=timedelta(minutes=10),
     )
     return model.name, generate_cdc_landings(Path(Lake(settings.lake).cdc_landings), model, options)
 
@@ -65,8 +69,20 @@ def generate_demo_landings(settings: Settings, end: datetime) -> tuple[str, CdcG
     "--contract", "contracts", multiple=True, type=click.Choice(CONTRACTS),
     help="Only the model's topics of this contract (repeatable). Default: all its topics.",
 )  # fmt: skip
-@click.option("--landings", type=click.IntRange(min=1), default=_DEFAULTS.landings, show_default=True, help="Landing folders to write.")
-@click.option("--keys", type=click.IntRange(min=1), default=_DEFAULTS.keys, show_default=True, help="Keys the first landing inserts.")
+@click.option(
+    "--landings",
+    type=click.IntRange(min=1),
+    default=_DEFAULTS.landings,
+    show_default=True,
+    help="Landing folders to write.",
+)
+@click.option(
+    "--keys",
+    type=click.IntRange(min=1),
+    default=_DEFAULTS.keys,
+    show_default=True,
+    help="Keys the first landing inserts.",
+)
 @click.option(
     "--update-rate", type=click.FloatRange(0, 1), default=_DEFAULTS.update_rate, show_default=True,
     help="Share of live keys each later landing updates.",
@@ -87,8 +103,20 @@ def generate_demo_landings(settings: Settings, end: datetime) -> tuple[str, CdcG
     "--duplicate-rate", type=click.FloatRange(0, 1), default=_DEFAULTS.duplicate_rate, show_default=True,
     help="Share of a landing's records landed a second time.",
 )  # fmt: skip
-@click.option("--partitions", type=click.IntRange(min=1), default=_DEFAULTS.partitions, show_default=True, help="Kafka partitions per topic.")
-@click.option("--files", type=click.IntRange(min=1), default=_DEFAULTS.files, show_default=True, help="JSON-lines files per landing.")
+@click.option(
+    "--partitions",
+    type=click.IntRange(min=1),
+    default=_DEFAULTS.partitions,
+    show_default=True,
+    help="Kafka partitions per topic.",
+)
+@click.option(
+    "--files",
+    type=click.IntRange(min=1),
+    default=_DEFAULTS.files,
+    show_default=True,
+    help="JSON-lines files per landing.",
+)
 @click.option("--gzip/--no-gzip", default=_DEFAULTS.gzip, show_default=True, help="Compress the files.")
 @click.option("--seed", type=int, default=_DEFAULTS.seed, show_default=True, help="Random seed.")
 @click.option(

@@ -10,8 +10,8 @@ from typing import Any
 
 import yaml
 from dagster import DagsterInstance
-from dotenv import dotenv_values
 from dagster._core.instance.ref import InstanceRef
+from dotenv import dotenv_values
 
 from snowplow_assets.settings import PROJECT_ROOT
 
@@ -62,5 +62,7 @@ def project_instance(root: Path = PROJECT_ROOT) -> Iterator[DagsterInstance]:
     overrides = {k: v for k, v in _absolute_base_dirs(config, root).items() if v != config[k]}
     home = root / ".dagster"
     home.mkdir(exist_ok=True)
-    with DagsterInstance.from_ref(InstanceRef.from_dir(str(home), config_dir=str(root), overrides=overrides)) as instance:
+    with DagsterInstance.from_ref(
+        InstanceRef.from_dir(str(home), config_dir=str(root), overrides=overrides)
+    ) as instance:
         yield instance

@@ -48,7 +48,11 @@ def _item_lines(item: Item) -> Iterable[str]:
 
 def _summary(items: list[Item]) -> dict[str, Any]:
     counts = Counter(i.state.value for i in items)
-    return {"total": len(items), "states": {s: counts[s] for s in STATES if counts[s]}, "invalid": sum(not i.valid for i in items)}
+    return {
+        "total": len(items),
+        "states": {s: counts[s] for s in STATES if counts[s]},
+        "invalid": sum(not i.valid for i in items),
+    }
 
 
 @click.group(invoke_without_command=True)
@@ -98,7 +102,9 @@ def _act(action: str, item: tuple[ItemKind, str], reason: str) -> None:
             after = record_operator_action(instance, kind, name, action, reason, register=exists)
         except ValueError as error:
             raise click.ClickException(str(error)) from None
-    click.echo(f"{after.id} is now {after.state.value}" + ("" if after.valid else f" (invalid: {'; '.join(after.problems)})"))
+    click.echo(
+        f"{after.id} is now {after.state.value}" + ("" if after.valid else f" (invalid: {'; '.join(after.problems)})")
+    )
 
 
 REASON = click.option("--reason", required=True, help="Why: recorded with the action and shown in the UI.")

@@ -59,7 +59,9 @@ def process_enriched_runs(
     manifest = ProcessingManifest(instance)
     if reprocess:
         targets = sorted(set(reprocess))
-        refused = [why for name in targets if (why := _why_not_reprocessed(manifest.item(RUN_FOLDERS, name, payloads=False)))]
+        refused = [
+            why for name in targets if (why := _why_not_reprocessed(manifest.item(RUN_FOLDERS, name, payloads=False)))
+        ]
         if refused:
             raise click.ClickException("; ".join(refused))
     else:
@@ -78,7 +80,10 @@ def process_enriched_runs(
             continue
         echo(f"shredding {partition} ...")
         outcome = execute_run(instance, SHRED_JOB, partition)
-        echo(f"  {'ok' if outcome.success else 'FAILED'} (run {outcome.run_id})" + (f": {outcome.failure}" if outcome.failure else ""))
+        echo(
+            f"  {'ok' if outcome.success else 'FAILED'} (run {outcome.run_id})"
+            + (f": {outcome.failure}" if outcome.failure else "")
+        )
         outcomes.append(outcome)
     if not targets:
         echo("nothing to shred")
@@ -130,4 +135,6 @@ def process(runs: tuple[str, ...]) -> None:
         outcomes = process_all(instance, settings, reprocess=list(runs))
     failed = [o for o in outcomes if not o.success]
     if failed:
-        raise click.ClickException(f"{len(failed)} of {len(outcomes)} run(s) failed: " + ", ".join(o.partition or o.run_id for o in failed))
+        raise click.ClickException(
+            f"{len(failed)} of {len(outcomes)} run(s) failed: " + ", ".join(o.partition or o.run_id for o in failed)
+        )

@@ -55,4 +55,3 @@ def execute_run(
             ]
             failure = "; ".join(messages) or "run failed"
         return RunOutcome(result.run_id, job_name, partition, result.success, failure)
-

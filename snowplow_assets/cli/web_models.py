@@ -7,8 +7,8 @@ from collections.abc import Callable
 import dagster as dg
 
 from snowplow_assets.cli.runs import RunOutcome, execute_run
-from snowplow_assets.defs.resources import WebModelsResource
 from snowplow_assets.defs.manifests.web_manifest import WEB_MODELS_JOB, web_asset_key
+from snowplow_assets.defs.resources import WebModelsResource
 from snowplow_assets.settings import Settings
 
 

@@ -126,7 +126,9 @@ class _Writer:
             separators=(",", ":"),
         )
 
-    def change(self, topic: TopicSpec, kind: str, key: int, ts: int, row: dict | None, before: dict | None, snapshot: bool) -> list[str]:
+    def change(
+        self, topic: TopicSpec, kind: str, key: int, ts: int, row: dict | None, before: dict | None, snapshot: bool
+    ) -> list[str]:
         """The landed lines of one change: one line, or a Debezium delete and its tombstone."""
         id_field = self.model.id_field(topic)
         if topic.contract == "partial":
@@ -178,7 +180,9 @@ def generate_cdc_landings(landing_root: Path, model: ModelSpec, options: CdcGene
     carried_late = carried_duplicates = 0
     results: list[LandingStats] = []
     interval_ms = int(options.interval.total_seconds() * 1000)
-    folders = [Path(landing_root) / landing_folder_name(options.start + i * options.interval) for i in range(options.landings)]
+    folders = [
+        Path(landing_root) / landing_folder_name(options.start + i * options.interval) for i in range(options.landings)
+    ]
     existing = [str(folder) for folder in folders if folder.exists()]
     if existing:
         raise FileExistsError(f"landing folders already exist, not overwriting them: {existing}")

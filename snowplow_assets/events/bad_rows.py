@@ -52,4 +52,3 @@ def event_json(line: str) -> str:
         for f in ENRICHED_FIELDS
     }
     return named_struct(**members)
-

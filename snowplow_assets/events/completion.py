@@ -10,9 +10,7 @@ from snowplow_assets.events.bad_rows import PROCESSOR_ARTIFACT, PROCESSOR_VERSIO
 if TYPE_CHECKING:
     from snowplow_assets.events.shred_batch import ShredReport
 
-SHREDDING_COMPLETE_SCHEMA = (
-    "iglu:com.snowplowanalytics.snowplow.storage.rdbloader/shredding_complete/jsonschema/2-0-1"
-)
+SHREDDING_COMPLETE_SCHEMA = "iglu:com.snowplowanalytics.snowplow.storage.rdbloader/shredding_complete/jsonschema/2-0-1"
 
 
 def _iso(value: datetime | None) -> str | None:

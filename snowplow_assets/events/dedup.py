@@ -132,7 +132,11 @@ def in_batch_decisions(keys: DataFrame, dedup: InBatchDedup) -> DataFrame:
         "_copy", F.when(F.col("fingerprint").isNull(), F.lit(1)).otherwise(F.row_number().over(by_copy))
     )
     natural = ranked.where(F.col("_copy") > 1).select(
-        "row_id", F.lit(NATURAL_DUPLICATE).alias("action"), "event_id", _no_value().alias("new_event_id"), _no_value().alias("failure")
+        "row_id",
+        F.lit(NATURAL_DUPLICATE).alias("action"),
+        "event_id",
+        _no_value().alias("new_event_id"),
+        _no_value().alias("failure"),
     )
     if not dedup.synthetic:
         return natural

@@ -49,7 +49,9 @@ def inspect_shredded_output(spark: SparkSession, fs: LakeFileSystem, report: Shr
         lines = _text(spark, fs, types_uri).select(
             F.get_json_object("value", "$.hierarchy.rootId").alias("root_id"),
             F.get_json_object("value", "$.data.originalEventId").alias("original_event_id"),
-            ((F.col("vendor") == "com.snowplowanalytics.snowplow") & (F.col("name") == "duplicate")).alias("is_duplicate"),
+            ((F.col("vendor") == "com.snowplowanalytics.snowplow") & (F.col("name") == "duplicate")).alias(
+                "is_duplicate"
+            ),
         )
         present = atomic_ids.distinct().withColumn("present", F.lit(True))
         row = (

@@ -64,7 +64,9 @@ def write_outputs(
             F.count_if(F.expr(renamed)).alias("renamed"),
             F.count_if(F.expr(errored)).alias("runtime_errors"),
             F.count_if(F.col("action").isNotNull()).alias("decided"),
-            F.count_if(F.expr("action IS NOT NULL AND (NOT good OR _decided_event_id != event_id)")).alias("misaligned"),
+            F.count_if(F.expr("action IS NOT NULL AND (NOT good OR _decided_event_id != event_id)")).alias(
+                "misaligned"
+            ),
         )
     )
     # A renamed event's duplicate context names its original id and goes first among its derived contexts;
@@ -83,9 +85,9 @@ def write_outputs(
         "CASE WHEN r.tail IS NULL THEN r.head ELSE concat(r.head, _id, r.tail) END AS value",
     )
     with session_conf(output.sparkSession, unsorted_partitioned_write(_OPEN_TEXT_FILES)):
-        output.write.mode("overwrite").partitionBy(FOLDER).option(
-            "compression", _text_compression(compression)
-        ).text(fs.spark_path(path))
+        output.write.mode("overwrite").partitionBy(FOLDER).option("compression", _text_compression(compression)).text(
+            fs.spark_path(path)
+        )
     return observed_counts(observation)
 
 

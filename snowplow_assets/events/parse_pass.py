@@ -54,8 +54,10 @@ def parse_pass(
     """
     canonical_path, judged_path, full_path = f"{path}/canonical", f"{path}/judged", f"{path}/full"
     if not fast_path_available(spark):
-        log.warning("the shredder's fast path is not in this Spark session (see snowplow_assets/jvm/): "
-                    "every line takes the full parser")
+        log.warning(
+            "the shredder's fast path is not in this Spark session (see snowplow_assets/jvm/): "
+            "every line takes the full parser"
+        )
         with timing_full_parse():
             counts, earliest = _parse_in_full(fs, lines, full_path)
         return spark.read.parquet(fs.spark_path(full_path)), counts, earliest
@@ -127,8 +129,10 @@ def _judge_pending(fs: LakeFileSystem, staged: DataFrame, fields: list[int], pat
     }
     # The staged columns in their order; the keys and entity types stay null, as on any line that is not good.
     null = "CAST(NULL AS {})"
-    columns = (f"{judgement.get(f.name, null.format(f.dataType.simpleString()))} AS {identifier(f.name)}"
-               for f in staged.schema)
+    columns = (
+        f"{judgement.get(f.name, null.format(f.dataType.simpleString()))} AS {identifier(f.name)}"
+        for f in staged.schema
+    )
     _write_staged(fs, judged.selectExpr(*columns), path)
     return observed_counts(observation)
 

@@ -114,4 +114,7 @@ def event_entities() -> str:
 
 def entity_values(entity: str, root_tstamp: str) -> dict[str, str]:
     """The SQL of an entity's values (ENTITY_VALUES) for templates.sql: `entity` an ENTITY_TYPE."""
-    return {**{v.name: f"{entity}.{v.name}" for v in ENTITY_VALUES if v is not ROOT_TSTAMP}, ROOT_TSTAMP.name: root_tstamp}
+    return {
+        **{v.name: f"{entity}.{v.name}" for v in ENTITY_VALUES if v is not ROOT_TSTAMP},
+        ROOT_TSTAMP.name: root_tstamp,
+    }

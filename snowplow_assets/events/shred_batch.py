@@ -51,7 +51,13 @@ KEY_COLUMNS = ("row_id", "event_id", "fingerprint", "etl_tstamp", "line_hash", "
 # is absent: the full parser's (its checks of the pending fields, and any full parse after them) when the
 # fast path left it no line, the event manifest's without a manifest.
 PARSE, FULL_PARSE, DECISIONS, EVENT_MANIFEST, SUMMARY, OUTPUT, PUBLISH = (
-    "parse", "full_parse", "decisions", "event_manifest", "summary", "output", "publish"
+    "parse",
+    "full_parse",
+    "decisions",
+    "event_manifest",
+    "summary",
+    "output",
+    "publish",
 )
 PHASES = (PARSE, FULL_PARSE, DECISIONS, EVENT_MANIFEST, SUMMARY, OUTPUT, PUBLISH)
 
@@ -294,15 +300,26 @@ def _check_conservation(
         )
     applied = (output_counts["dropped"], output_counts["renamed"], output_counts["runtime_errors"])
     if applied != (expected_drops, expected_renames, expected_errors):
-        problems.append(f"applied {applied[0]} drops, {applied[1]} renames and {applied[2]} manifest errors, "
-                        f"decided {expected_drops}, {expected_renames} and {expected_errors}")
-    if expected_errors and (runtime_errors is None or (runtime_errors["lines"], runtime_errors["misaligned"]) != (expected_errors, 0)):
+        problems.append(
+            f"applied {applied[0]} drops, {applied[1]} renames and {applied[2]} manifest errors, "
+            f"decided {expected_drops}, {expected_renames} and {expected_errors}"
+        )
+    if expected_errors and (
+        runtime_errors is None or (runtime_errors["lines"], runtime_errors["misaligned"]) != (expected_errors, 0)
+    ):
         found = runtime_errors or {"lines": 0, "misaligned": 0}
-        problems.append(f"the re-read for {expected_errors} manifest errors found {found['lines']} lines, "
-                        f"{found['misaligned']} of them another event: the two reads numbered lines differently")
-    if output_counts["lines"] != good + output_counts["bad"] + output_counts["runtime_errors"] + output_counts["dropped"]:
-        problems.append(f"{output_counts['lines']} lines read != {good} good + {output_counts['bad']} bad "
-                        f"+ {output_counts['runtime_errors']} manifest errors + {output_counts['dropped']} duplicates removed")
+        problems.append(
+            f"the re-read for {expected_errors} manifest errors found {found['lines']} lines, "
+            f"{found['misaligned']} of them another event: the two reads numbered lines differently"
+        )
+    if (
+        output_counts["lines"]
+        != good + output_counts["bad"] + output_counts["runtime_errors"] + output_counts["dropped"]
+    ):
+        problems.append(
+            f"{output_counts['lines']} lines read != {good} good + {output_counts['bad']} bad "
+            f"+ {output_counts['runtime_errors']} manifest errors + {output_counts['dropped']} duplicates removed"
+        )
     if problems:
         raise RuntimeError("shred output not published, lines are not accounted for: " + "; ".join(problems))
 

@@ -91,8 +91,12 @@ def functions_jar() -> Path | None:
         return None
     version = _javac_version(javac)
     if version is None or version < JAVA_RELEASE:
-        log.warning("%s is not a JDK %d or newer (%s): the shredder's fast path is off", javac, JAVA_RELEASE,
-                    "version unknown" if version is None else f"version {version}")
+        log.warning(
+            "%s is not a JDK %d or newer (%s): the shredder's fast path is off",
+            javac,
+            JAVA_RELEASE,
+            "version unknown" if version is None else f"version {version}",
+        )
         return None
     try:
         _build(javac, sources, resources, jar)

@@ -59,7 +59,13 @@ def check_batch_against_manifest(
         ((F.col("run") != batch.run) & (F.col("ttl") > now)).alias("other"),
     )
     per_key = (
-        wanted.select("event_id", "fingerprint", F.lit(True).alias("wanted"), F.lit(False).alias("own"), F.lit(False).alias("other"))
+        wanted.select(
+            "event_id",
+            "fingerprint",
+            F.lit(True).alias("wanted"),
+            F.lit(False).alias("own"),
+            F.lit(False).alias("other"),
+        )
         .unionByName(found)
         .groupBy("event_id", "fingerprint")
         .agg(*(F.max(F.coalesce(name, F.lit(False))).alias(name) for name in ("wanted", "own", "other")))
@@ -79,6 +85,10 @@ def check_batch_against_manifest(
     problems = {k: v for k, v in counts.items() if k not in ("pairs", "ids") and v}
     description = (
         f"{counts['pairs']} pairs and {counts['ids']} ids of kept events checked in {manifest.describe()}: "
-        + (", ".join(f"{v} {k.replace('_', ' ')}" for k, v in problems.items()) if problems else "all held by this batch")
+        + (
+            ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in problems.items())
+            if problems
+            else "all held by this batch"
+        )
     )
     return CheckOutcome(CHECK_NAME, not problems, description, counts)

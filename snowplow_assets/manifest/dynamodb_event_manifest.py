@@ -186,7 +186,9 @@ def verify_table(config: DynamoDbConfig) -> None:
             f"the event manifest DynamoDB {config.where()} has the key schema {keys}, expected {KEY_SCHEMA}"
         )
     if table["TableStatus"] not in ("ACTIVE", "UPDATING"):
-        raise EventManifestUnavailable(f"the event manifest DynamoDB {config.where()} is {table['TableStatus']}, not ACTIVE")
+        raise EventManifestUnavailable(
+            f"the event manifest DynamoDB {config.where()} is {table['TableStatus']}, not ACTIVE"
+        )
 
 
 def _describe_table(config: DynamoDbConfig) -> dict[str, Any] | None:
@@ -253,9 +255,7 @@ def _item(event_id: str, fingerprint: str | None, run: str, etl_time: int, ttl: 
     }
 
 
-def _put(
-    client: Any, config: DynamoDbConfig, item: dict[str, dict[str, str]], now: int
-) -> tuple[str, str | None, int]:
+def _put(client: Any, config: DynamoDbConfig, item: dict[str, dict[str, str]], now: int) -> tuple[str, str | None, int]:
     """One conditional put: (status, error, retries)."""
     last = ""
     for attempt in range(config.max_attempts):
@@ -370,7 +370,9 @@ def _batch_get(client: Any, config: DynamoDbConfig, keys: list[dict[str, dict[st
             if not request:
                 return
         _backoff(config, attempt)
-    raise RuntimeError(f"could not read the event manifest DynamoDB {config.where()} after {config.max_attempts} attempts")
+    raise RuntimeError(
+        f"could not read the event manifest DynamoDB {config.where()} after {config.max_attempts} attempts"
+    )
 
 
 def _entry_row(item: dict[str, dict[str, str]]) -> tuple:

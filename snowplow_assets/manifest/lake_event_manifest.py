@@ -117,7 +117,9 @@ class LakeEventManifest(EventManifest):
         try:
             present = {entry.name for entry in self.fs.list_dir(self.lake.event_manifest_entries)}
         except STORAGE_ERRORS as error:
-            raise EventManifestUnavailable(f"cannot list the event manifest entries {self.describe()}: {error}") from error
+            raise EventManifestUnavailable(
+                f"cannot list the event manifest entries {self.describe()}: {error}"
+            ) from error
         lost = sorted(run for folder, run in needed.items() if folder not in present)
         if lost:
             raise EventManifestUnavailable(
@@ -179,7 +181,9 @@ class LakeEventManifest(EventManifest):
         try:  # Spark lists every folder now, once, instead of one existence check per batch here
             return spark.read.schema(ENTRY_SCHEMA).parquet(*(self.fs.spark_path(f) for f in sorted(folders)))
         except AnalysisException as error:
-            raise EventManifestUnavailable(f"an entry folder the event manifest index names is missing: {error}") from error
+            raise EventManifestUnavailable(
+                f"an entry folder the event manifest index names is missing: {error}"
+            ) from error
 
     def lookup(self, keys: DataFrame) -> DataFrame:
         entries = self._read_entries(keys.sparkSession, self.read_index().batches)
@@ -210,7 +214,9 @@ class LakeEventManifest(EventManifest):
         kind = F.when(F.col("fingerprint").isNull(), F.lit(ID_CLAIM)).otherwise(F.lit(PAIR))
         keys = [F.struct("event_id", "fingerprint", F.lit(PAIR).alias("kind"))]
         if claim_ids:
-            keys.append(F.struct("event_id", F.lit(None).cast("string").alias("fingerprint"), F.lit(ID_CLAIM).alias("kind")))
+            keys.append(
+                F.struct("event_id", F.lit(None).cast("string").alias("fingerprint"), F.lit(ID_CLAIM).alias("kind"))
+            )
         mine = kept.select(F.explode(F.array(*keys)).alias("_key")).select("_key.*", F.lit(True).alias("_mine"))
         theirs = others.select("event_id", "fingerprint", kind.alias("kind"), F.lit(False).alias("_mine"))
         status = (

@@ -28,8 +28,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS
-from snowplow_assets.events.shred import DUPLICATE_SCHEMA
 from snowplow_assets.events.output_folders import ATOMIC_EVENTS, SHREDDED_TYPES
+from snowplow_assets.events.shred import DUPLICATE_SCHEMA
 from snowplow_assets.lake import RUN_FOLDER, Lake
 from snowplow_assets.manifest.base import Batch, EventManifest, batch_etl_time, run_folder_time
 from snowplow_assets.storage import LakeFileSystem

@@ -29,9 +29,18 @@ def models(text: str = ISSUE_MODELS_YAML) -> CdcModels:
     return parse_models(text)
 
 
-def record(topic: str, value: object, key: object = "1", ts: object = 1_000, offset: int = 0, partition: int = 0) -> str:
+def record(
+    topic: str, value: object, key: object = "1", ts: object = 1_000, offset: int = 0, partition: int = 0
+) -> str:
     return json.dumps(
-        {"__topic": topic, "__partition": partition, "__offset": offset, "__timestamp": ts, "__key": key, "__value": value}
+        {
+            "__topic": topic,
+            "__partition": partition,
+            "__offset": offset,
+            "__timestamp": ts,
+            "__key": key,
+            "__value": value,
+        }
     )
 
 
@@ -46,11 +55,17 @@ def debezium(op: str, key: int, ts: int, offset: int, row: dict | None = None, w
 
 
 def event(change: str, key: int, ts: int, offset: int, row: dict | None = None) -> str:
-    value = {"changeType": change, "deletedID": key} if change == "DELETE" else {"changeType": change, "data": {"customerId": key, **(row or {})}}
+    value = (
+        {"changeType": change, "deletedID": key}
+        if change == "DELETE"
+        else {"changeType": change, "data": {"customerId": key, **(row or {})}}
+    )
     return record(EVENT, value, str(key), ts, offset)
 
 
-def write_landing(lake: Lake, name: str, lines: list[str], *, part: str = "part-00000.json", marker: bool = True) -> Path:
+def write_landing(
+    lake: Lake, name: str, lines: list[str], *, part: str = "part-00000.json", marker: bool = True
+) -> Path:
     folder = Path(lake.cdc_landing(name))
     folder.mkdir(parents=True, exist_ok=True)
     (folder / part).write_text("".join(line + "\n" for line in lines), encoding="utf-8")

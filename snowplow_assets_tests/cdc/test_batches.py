@@ -18,7 +18,15 @@ from snowplow_assets.cdc.batches import (
 from snowplow_assets.cdc.history import ingest_landing, read_ingested
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
-from snowplow_assets_tests.cdc.builders import ISSUE_MODELS_YAML, debezium, event, models, partial, record, write_landing
+from snowplow_assets_tests.cdc.builders import (
+    ISSUE_MODELS_YAML,
+    debezium,
+    event,
+    models,
+    partial,
+    record,
+    write_landing,
+)
 
 MODELS = models(ISSUE_MODELS_YAML + "  orders:\n    topics: [{topic: shop.orders, contract: partial}]\n")
 T = 1_772_359_200_000  # 2026-03-01T10:00:00Z
@@ -48,7 +56,10 @@ LANDING_C = [event("DELETE", 3, at(100), 3)]
 
 
 def _contents(spark, fs, lake, batch):
-    return {r["__key"]: (r["__kind"], json.loads(r["__data"]) if r["__data"] else None) for r in read_batches(spark, fs, lake, [batch]).where("__model = 'customers'").collect()}
+    return {
+        r["__key"]: (r["__kind"], json.loads(r["__data"]) if r["__data"] else None)
+        for r in read_batches(spark, fs, lake, [batch]).where("__model = 'customers'").collect()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +94,9 @@ def story(spark, tmp_path_factory):
 def test_boundary_is_the_slowest_stream(story):
     _, seen = story
     first = seen["first"][0]
-    assert first["customers"].batch.boundary_ms == at(60), "latest change 60, latest delete 80: the change stream is behind"
+    assert first["customers"].batch.boundary_ms == at(60), (
+        "latest change 60, latest delete 80: the change stream is behind"
+    )
     assert first["orders"].batch.boundary_ms == at(100), "a model without deletes is not held back by them"
     assert seen["incremental"][0]["customers"].batch.boundary_ms == at(80), "now the delete stream is behind"
     assert seen["now caps"][0]["customers"].batch.boundary_ms == at(85), "now is earlier than both streams"
@@ -160,7 +173,12 @@ def test_nothing_new_cuts_nothing_and_reingesting_changes_nothing(story):
     assert reingested.status == "cut" and reingested.batch.boundary_ms == at(90)
     assert "1 landing(s) new or re-ingested" in reingested.message
     assert seen["re-ingested"][1] == seen["after now"][1]
-    assert [b.boundary_ms for b in list_batches(LocalFileSystem(), lake, "customers")] == [at(60), at(80), at(85), at(90)]
+    assert [b.boundary_ms for b in list_batches(LocalFileSystem(), lake, "customers")] == [
+        at(60),
+        at(80),
+        at(85),
+        at(90),
+    ]
 
 
 def test_column_drift_is_recorded_between_batches(story):
@@ -193,7 +211,9 @@ def test_batches_expire_after_the_retention_but_the_newest_stays(lake):
     fs = LocalFileSystem()
     hour = 3_600_000
     for boundary, cut_at in ((1, 0), (2, 5 * hour), (3, 9 * hour)):
-        fs.write_text(f"{lake.cdc_batch('customers', boundary)}/_batch.json", _manifest("customers", boundary, cut_at).to_json())
+        fs.write_text(
+            f"{lake.cdc_batch('customers', boundary)}/_batch.json", _manifest("customers", boundary, cut_at).to_json()
+        )
     Path(lake.cdc_batches("customers"), "boundary=2.replaced-0123456789ab").mkdir()
     assert expire_batches(fs, lake, "customers", now_ms=10 * hour, retention_hours=6) == [1]
     assert [b.boundary_ms for b in list_batches(fs, lake, "customers")] == [2, 3]
@@ -204,4 +224,7 @@ def test_batches_expire_after_the_retention_but_the_newest_stays(lake):
 
 def test_a_model_without_records_gets_no_batch(spark, lake):
     results = cut_batches(spark, LocalFileSystem(), lake, MODELS, now_ms=at(1000))
-    assert [(r.model, r.status, r.batch) for r in results] == [("customers", "no data", None), ("orders", "no data", None)]
+    assert [(r.model, r.status, r.batch) for r in results] == [
+        ("customers", "no data", None),
+        ("orders", "no data", None),
+    ]

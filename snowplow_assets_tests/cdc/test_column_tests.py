@@ -63,7 +63,11 @@ def test_failures_are_counted_as_dbt_counts_them(spark):
 
 @pytest.mark.parametrize(
     ("column", "name"),
-    [("email", "customers__not_null__email"), ("e.mail", "customers__not_null__e_mail_"), ("é", "customers__not_null___")],
+    [
+        ("email", "customers__not_null__email"),
+        ("e.mail", "customers__not_null__e_mail_"),
+        ("é", "customers__not_null___"),
+    ],
 )
 def test_check_names_are_identifiers(column, name):
     check = ColumnTest("customers", "not_null", column).check_name

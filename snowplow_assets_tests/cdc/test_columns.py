@@ -25,7 +25,9 @@ def test_json_kinds_from_variant_types(variant_type, kind):
 
 
 def test_top_level_keys_of_an_object_type():
-    schema = "OBJECT<`a, b`: DECIMAL(21,1), `x``y`: OBJECT<`c>d`: BIGINT, e: ARRAY<OBJECT<f: STRING>>>, n: VOID, s: STRING>"
+    schema = (
+        "OBJECT<`a, b`: DECIMAL(21,1), `x``y`: OBJECT<`c>d`: BIGINT, e: ARRAY<OBJECT<f: STRING>>>, n: VOID, s: STRING>"
+    )
     assert top_level_kinds(schema) == {"a, b": "number", "x`y": "object", "n": "null", "s": "string"}
     assert top_level_kinds("OBJECT<>") == {} and top_level_kinds("VOID") == {} and top_level_kinds(None) == {}
     with pytest.raises(ValueError):
@@ -46,7 +48,10 @@ def test_columns_are_the_union_with_sql_types_without_the_key_or_unusable_names(
          "x": "null", "m": "mixed", "__secret": "string", "": "string"},
         id_name="id",
     )  # fmt: skip
-    assert columns.types == {"m": "STRING", "n": "DOUBLE", "ok": "BOOLEAN", "tags": "STRING", "x": "STRING", "Email": "STRING"} | {}
+    assert (
+        columns.types
+        == {"m": "STRING", "n": "DOUBLE", "ok": "BOOLEAN", "tags": "STRING", "x": "STRING", "Email": "STRING"} | {}
+    )
     assert list(columns.types) == sorted(columns.types)
     assert set(columns.skipped) == {"email", "__secret", ""}
     assert "but for case" in columns.skipped["email"] and "reserved" in columns.skipped["__secret"]
@@ -60,7 +65,8 @@ def test_drift_lists_added_removed_and_retyped_columns():
 
 def test_typed_view_names_the_key_and_types_the_columns(spark):
     state = spark.createDataFrame(
-        [("7", '{"id":7,"e.f":"x","n":1,"obj":{"k":[1,2]},"ok":true}'), ("8", '{"n":2.5}')], "__key STRING, __data STRING"
+        [("7", '{"id":7,"e.f":"x","n":1,"obj":{"k":[1,2]},"ok":true}'), ("8", '{"n":2.5}')],
+        "__key STRING, __data STRING",
     )
     columns = ModelColumns({"e.f": "STRING", "n": "DOUBLE", "obj": "STRING", "ok": "BOOLEAN"})
     rows = sorted(tuple(r) for r in typed_view(state, "customer_id", columns).collect())

@@ -12,6 +12,7 @@ from snowplow_assets_tests.cdc.builders import DEBEZIUM, EVENT, PARTIAL, models,
 ROW = {"email": "a@example.com", "state": "active"}
 T = 1_772_359_200_000  # 2026-03-01T10:00:00Z
 # line -> (output, key, kind, row or None, bad reason)
+# fmt: off
 CASES = {
     # partial: the value is the row; a null value (JSON null or the string "null") deletes __key
     record(PARTIAL, {"state": "active", "id": 1, "email": "a@example.com"}, "1", T, 1): ("history", "1", "update", {"id": 1, **ROW}, None),
@@ -57,6 +58,7 @@ CASES = {
     "[1, 2, 3]": ("bad", None, None, None, "invalid_json"),
     '{"__topic": "customers_raw"': ("bad", None, None, None, "invalid_json"),
 }
+# fmt: on
 # __timestamp forms: epoch milliseconds (number or digits) or ISO-8601, truncated to the millisecond, UTC
 TIMESTAMPS = {
     T: T,
@@ -93,7 +95,9 @@ def test_rows_are_compact_json_with_sorted_keys(classified):
 
 
 def test_timestamp_forms_normalise_to_utc_milliseconds(classified):
-    stamped = {int(r["__key"]) - 100: r["__timestamp"] for r in classified.values() if r["__key"] and int(r["__key"]) >= 100}
+    stamped = {
+        int(r["__key"]) - 100: r["__timestamp"] for r in classified.values() if r["__key"] and int(r["__key"]) >= 100
+    }
     expected = [datetime.fromtimestamp(ms / 1000, UTC).replace(tzinfo=None) for ms in TIMESTAMPS.values()]
     assert [stamped[i] for i in range(len(TIMESTAMPS))] == expected
 
@@ -106,5 +110,8 @@ def test_bad_rows_say_why(classified):
     messages = {r["__reason"]: r["__message"] for r in classified.values() if r["__reason"]}
     assert messages["unknown_topic"] == "no model declares topic shop.orders"
     assert messages["invalid_timestamp"].startswith("__timestamp is neither epoch milliseconds nor an ISO-8601")
-    assert "UPSERT is not one of INSERT, UPDATE, DELETE" in messages["unknown_change_type"] or "t is not one of c, r, u, d" in messages["unknown_change_type"]
+    assert (
+        "UPSERT is not one of INSERT, UPDATE, DELETE" in messages["unknown_change_type"]
+        or "t is not one of c, r, u, d" in messages["unknown_change_type"]
+    )
     assert all(r["__message"] for r in classified.values() if r["__output"] == "bad")

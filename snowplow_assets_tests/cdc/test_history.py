@@ -61,12 +61,18 @@ def ingested(spark, tmp_path_factory):
 
 
 def _rows(spark, lake):
-    frames = [spark.read.schema(HISTORY_SCHEMA).parquet(p).select(*HISTORY_COLUMNS) for p in (lake.cdc_history(LANDING), lake.cdc_deletes(LANDING))]
+    frames = [
+        spark.read.schema(HISTORY_SCHEMA).parquet(p).select(*HISTORY_COLUMNS)
+        for p in (lake.cdc_history(LANDING), lake.cdc_deletes(LANDING))
+    ]
     return sorted(tuple(r) for r in frames[0].unionByName(frames[1]).collect())
 
 
 def _bad_rows(lake):
-    return sorted((json.loads(line) for p in Path(lake.cdc_bad(LANDING)).glob("part-*") for line in p.read_text().splitlines()), key=lambda r: r["reason"])
+    return sorted(
+        (json.loads(line) for p in Path(lake.cdc_bad(LANDING)).glob("part-*") for line in p.read_text().splitlines()),
+        key=lambda r: r["reason"],
+    )
 
 
 def test_layout_by_model_and_hour(ingested):
@@ -92,8 +98,20 @@ def test_summaries_per_model(ingested):
     _, report, _, _, _, _ = ingested
     customers, orders = report.models["customers"], report.models["orders"]
     assert (customers.changes, customers.deletes) == (4, 3)
-    assert (customers.min_ms, customers.max_ms, customers.max_change_ms, customers.max_delete_ms) == (H10 + 1, H11 + 7, H11 + 6, H11 + 7)
-    assert customers.columns == {"id": "integer", "email": "string", "state": "string", "score": "number", "customerId": "integer", "vip": "boolean"}
+    assert (customers.min_ms, customers.max_ms, customers.max_change_ms, customers.max_delete_ms) == (
+        H10 + 1,
+        H11 + 7,
+        H11 + 6,
+        H11 + 7,
+    )
+    assert customers.columns == {
+        "id": "integer",
+        "email": "string",
+        "state": "string",
+        "score": "number",
+        "customerId": "integer",
+        "vip": "boolean",
+    }
     assert (orders.changes, orders.deletes, orders.max_delete_ms) == (1, 0, None)
     assert orders.columns == {"id": "string", "total": "number"}
 
@@ -134,18 +152,29 @@ def test_windows_read_only_overlapping_hours_and_exact_rows(spark, ingested):
     fs = LocalFileSystem()
 
     def folders(window):
-        return sorted({str(Path(f).parent.relative_to(lake.root)) for f in record_files(fs, lake, LANDING, "customers", window)})
+        return sorted(
+            {str(Path(f).parent.relative_to(lake.root)) for f in record_files(fs, lake, LANDING, "customers", window)}
+        )
 
     history, deletes = f"cdc/history/{LANDING}/model=customers", f"cdc/deletes/{LANDING}/model=customers"
     assert folders(Window(None, H10 + 999)) == [f"{history}/hour=2026-03-01-10"]
-    assert folders(Window(H10 + 999, None)) == [f"{deletes}/hour=2026-03-01-11", f"{history}/hour=2026-03-01-10", f"{history}/hour=2026-03-01-11"]
+    assert folders(Window(H10 + 999, None)) == [
+        f"{deletes}/hour=2026-03-01-11",
+        f"{history}/hour=2026-03-01-10",
+        f"{history}/hour=2026-03-01-11",
+    ]
     assert folders(Window(H11, None)) == [f"{deletes}/hour=2026-03-01-11", f"{history}/hour=2026-03-01-11"]
     window = Window(H10 + 2, H11 + 6)
-    frame, files = read_records(spark, fs, lake, {("customers", LANDING): window, ("orders", LANDING): Window(None, H10)})
+    frame, files = read_records(
+        spark, fs, lake, {("customers", LANDING): window, ("orders", LANDING): Window(None, H10)}
+    )
     got = sorted(tuple(r) for r in frame.collect())
     expected = sorted(r[:8] for r in rows if r[0] == "customers" and _ts(H10 + 2) < r[2] <= _ts(H11 + 6))
     assert got == expected and [r[1] for r in got] == ["1", "2", "3"]
-    assert files == {("customers", LANDING): len(record_files(fs, lake, LANDING, "customers", window)), ("orders", LANDING): 1}
+    assert files == {
+        ("customers", LANDING): len(record_files(fs, lake, LANDING, "customers", window)),
+        ("orders", LANDING): 1,
+    }
 
 
 def test_a_changed_landing_replaces_its_outputs(spark, tmp_path):

@@ -22,7 +22,9 @@ def test_defaults_id_and_id_field_and_tests():
     spec = parse_models("models:\n  orders:\n    topics: [{topic: shop.orders, contract: partial}]\n").model("orders")
     assert spec.id == "id" and spec.id_field(spec.topics[0]) == "id"
     assert not (spec.tests.not_null or spec.tests.unique or spec.tests.accepted_values)
-    keyed = parse_models("models:\n  orders:\n    id: order_no\n    topics: [{topic: o, contract: event}]\n").model("orders")
+    keyed = parse_models("models:\n  orders:\n    id: order_no\n    topics: [{topic: o, contract: event}]\n").model(
+        "orders"
+    )
     assert keyed.id_field(keyed.topics[0]) == "order_no", "a topic's id field defaults to the model's key column"
 
 
@@ -37,18 +39,27 @@ def test_digest_follows_what_the_model_reads():
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("models:\n  m:\n    topics: [{topic: t, contract: avro}]\n", "contract: Input should be 'partial', 'debezium' or 'event' (got 'avro')"),
+        (
+            "models:\n  m:\n    topics: [{topic: t, contract: avro}]\n",
+            "contract: Input should be 'partial', 'debezium' or 'event' (got 'avro')",
+        ),
         ("models:\n  m:\n    topics: [{topic: t, contract: partial, contarct: event}]\n", "contarct"),
         ("models:\n  m:\n    topics: []\n", "topics"),
         ("models:\n  ../evil:\n    topics: [{topic: t, contract: partial}]\n", "not a CDC model name"),
-        ("models:\n  a:\n    topics: [{topic: t, contract: partial}]\n  b:\n    topics: [{topic: t, contract: event}]\n", "only one model"),
+        (
+            "models:\n  a:\n    topics: [{topic: t, contract: partial}]\n  b:\n    topics: [{topic: t, contract: event}]\n",
+            "only one model",
+        ),
         ("models:\n  m:\n    topics: [{topic: 'no spaces', contract: partial}]\n", "Kafka topic"),
         ("models:\n  m:\n    topics: [{topic: t, contract: event, id_field: 'a.b'}]\n", "field name"),
         # A final line break is not the end of a name: YAML can carry one in a quoted string.
         ('models:\n  m:\n    topics: [{topic: "orders\\n", contract: partial}]\n', "Kafka topic"),
         ('models:\n  m:\n    topics: [{topic: t, contract: event, id_field: "id\\n"}]\n', "field name"),
         ("models:\n  m:\n    id: __key\n    topics: [{topic: t, contract: event}]\n", "key column"),
-        ("models:\n  m:\n    topics: [{topic: t, contract: event}]\n    tests: {accepted_values: {state: []}}\n", "no values"),
+        (
+            "models:\n  m:\n    topics: [{topic: t, contract: event}]\n    tests: {accepted_values: {state: []}}\n",
+            "no values",
+        ),
         ("models: [1, 2]\n", "models"),
         ("models: {m: [\n", "not valid YAML"),
     ],

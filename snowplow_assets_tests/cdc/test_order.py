@@ -13,6 +13,7 @@ def _record(key, ms, kind, topic="t", partition=0, offset=0, data=None):
 
 
 # key -> records in landing order, and the row its state must hold (None: deleted)
+# fmt: off
 CASES = {
     "delete_last": ([_record("delete_last", 1, "insert"), _record("delete_last", 2, "update"), _record("delete_last", 3, "delete")], None),
     "reinsert": ([_record("reinsert", 1, "insert"), _record("reinsert", 2, "delete"), _record("reinsert", 3, "insert")], '{"v":"reinsert@3"}'),
@@ -27,6 +28,7 @@ CASES = {
     "same_coordinates": ([_record("same_coordinates", 4, "update", data='{"v":"x"}'), _record("same_coordinates", 4, "update", data='{"v":"y"}')], '{"v":"y"}'),
     "timestamp_first": ([_record("timestamp_first", 5, "insert", topic="a"), _record("timestamp_first", 4, "delete", topic="z")], '{"v":"timestamp_first@5"}'),
 }
+# fmt: on
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +55,11 @@ def test_merging_a_state_with_later_landings_equals_reducing_everything(spark, c
 
 
 def test_order_key_matches_the_documented_order():
-    assert order_key("insert", 1, "t", 0, 0, "{}") < order_key("update", 1, "a", 0, 0, "{}") < order_key("delete", 1, "a", 0, 0, None)
+    assert (
+        order_key("insert", 1, "t", 0, 0, "{}")
+        < order_key("update", 1, "a", 0, 0, "{}")
+        < order_key("delete", 1, "a", 0, 0, None)
+    )
     assert order_key("delete", 1, "t", 0, 0, None) < order_key("insert", 2, "t", 0, 0, "{}")
     assert order_key("update", 1, "a", 9, 9, "{}") < order_key("update", 1, "b", 0, 0, "{}")
     assert order_key("update", 1, "a", 0, 9, "{}") < order_key("update", 1, "a", 1, 0, "{}")

@@ -84,7 +84,11 @@ class Rec:
         if self.contract == "partial":
             value, kafka_key = self.row, str(self.key)
         elif self.contract == "event":
-            value = {"changeType": "DELETE", "deletedID": self.key} if self.row is None else {"changeType": self.change.upper(), "data": self.row}
+            value = (
+                {"changeType": "DELETE", "deletedID": self.key}
+                if self.row is None
+                else {"changeType": self.change.upper(), "data": self.row}
+            )
             kafka_key = str(self.key)
         else:
             kafka_key = json.dumps({"id": self.key})
@@ -97,8 +101,21 @@ class Rec:
                 value = {"payload": payload} if self.value % 3 else payload
         if value is not None and self.text:
             value = json.dumps(value)
-        ts = datetime.fromtimestamp((T0 + self.ms) / 1000, UTC).isoformat(timespec="milliseconds") if self.iso else T0 + self.ms
-        return json.dumps({"__topic": self.topic, "__partition": self.partition, "__offset": self.offset, "__timestamp": ts, "__key": kafka_key, "__value": value})
+        ts = (
+            datetime.fromtimestamp((T0 + self.ms) / 1000, UTC).isoformat(timespec="milliseconds")
+            if self.iso
+            else T0 + self.ms
+        )
+        return json.dumps(
+            {
+                "__topic": self.topic,
+                "__partition": self.partition,
+                "__offset": self.offset,
+                "__timestamp": ts,
+                "__key": kafka_key,
+                "__value": value,
+            }
+        )
 
     def order(self) -> tuple:
         data = None if self.row is None else json.dumps(self.row, sort_keys=True, separators=(",", ":"))
@@ -140,7 +157,21 @@ def plans(draw) -> Plan:
                 records.append(rec)
                 if contract == "debezium" and rec.change == "delete" and draw(st.booleans()):
                     offsets[slot] += 1
-                    records.append(Rec(scenario, contract, "delete", rec.key, rec.ms, partition, offsets[slot], rec.value, rec.iso, False, tombstone=True))
+                    records.append(
+                        Rec(
+                            scenario,
+                            contract,
+                            "delete",
+                            rec.key,
+                            rec.ms,
+                            partition,
+                            offsets[slot],
+                            rec.value,
+                            rec.iso,
+                            False,
+                            tombstone=True,
+                        )
+                    )
         landed += records
         reingest = draw(st.none() | st.integers(0, index))
         cut = draw(st.none() | st.tuples(st.integers(0, 14), st.booleans()))
@@ -175,9 +206,21 @@ def _state(rows) -> dict[tuple[str, str], dict | None]:
 # The seed pipe's mistake: a key deleted, then inserted again before the boundary, must stay.
 REINSERTED = Plan(
     [
-        Step([Rec(0, "partial", "insert", 1, 1, 0, 0, 1, False, False), Rec(0, "partial", "delete", 1, 2, 0, 1, 1, True, False)]),
-        Step([Rec(0, "event", "insert", 1, 3, 0, 0, 2, False, True), Rec(0, "debezium", "update", 2, 4, 0, 0, 3, False, False)], cut=(9, False)),
-        Step([Rec(0, "debezium", "delete", 1, 0, 1, 0, 5, True, False)], reingest=0, cut=(9, False)),  # late delete, older than all
+        Step(
+            [
+                Rec(0, "partial", "insert", 1, 1, 0, 0, 1, False, False),
+                Rec(0, "partial", "delete", 1, 2, 0, 1, 1, True, False),
+            ]
+        ),
+        Step(
+            [
+                Rec(0, "event", "insert", 1, 3, 0, 0, 2, False, True),
+                Rec(0, "debezium", "update", 2, 4, 0, 0, 3, False, False),
+            ],
+            cut=(9, False),
+        ),
+        # a late delete, older than all
+        Step([Rec(0, "debezium", "delete", 1, 0, 1, 0, 5, True, False)], reingest=0, cut=(9, False)),
     ]
 )
 
@@ -226,13 +269,21 @@ def test_batches_and_latest_view_equal_a_plain_replay(spark, plan: Plan):
         assert {(b.model, b.boundary_ms) for b in batches} == set(expected_batches)
         files = [f for batch in batches for f in batch_files(fs, lake, batch)]
         rows = (
-            read_parquet_files(spark, fs, files, STATE_SCHEMA)
-            .withColumn("boundary", F.regexp_extract(F.col("_metadata.file_path"), "/boundary=(-?[0-9]+)/", 1).cast("long"))
-            .collect()
-        ) if files else []
+            (
+                read_parquet_files(spark, fs, files, STATE_SCHEMA)
+                .withColumn(
+                    "boundary", F.regexp_extract(F.col("_metadata.file_path"), "/boundary=(-?[0-9]+)/", 1).cast("long")
+                )
+                .collect()
+            )
+            if files
+            else []
+        )
         got: dict[tuple[str, int], dict] = {key: {} for key in expected_batches}
         for row in rows:
-            got[(row["__model"], row["boundary"])][(row["__model"], row["__key"])] = json.loads(row["__data"]) if row["__data"] else None
+            got[(row["__model"], row["boundary"])][(row["__model"], row["__key"])] = (
+                json.loads(row["__data"]) if row["__data"] else None
+            )
         assert got == expected_batches
 
         state, _ = latest_state(spark, fs, lake, list(MODELS.models.values()))

@@ -13,7 +13,12 @@ def test_the_demo_on_a_spark_connect_server(tmp_path, spark_connect_server):
     test_web_models.py; a JVM of the command's own is test_process_as_a_subprocess's subject."""
     lake, home = tmp_path / "lake", tmp_path / "dagster_home"
     home.mkdir()
-    env = {**os.environ, "SNOWPLOW_LAKE": str(lake), "DAGSTER_HOME": str(home), "SNOWPLOW_SPARK_REMOTE": spark_connect_server.url}
+    env = {
+        **os.environ,
+        "SNOWPLOW_LAKE": str(lake),
+        "DAGSTER_HOME": str(home),
+        "SNOWPLOW_SPARK_REMOTE": spark_connect_server.url,
+    }
     command = [str(Path(sys.executable).parent / "snowplow-assets"), "demo", "--runs", "1", "--events", "200"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -31,4 +36,3 @@ def test_the_demo_on_a_spark_connect_server(tmp_path, spark_connect_server):
         assert any((lake / "web" / model).glob("start_date=*/*.parquet")), model
     # A JVM announces the default options' compiler directives as it starts (jvm/driver_options.py).
     assert "compiler directives" not in done.stderr
-

@@ -21,7 +21,10 @@ def invoke(*args: str, env: dict[str, str] | None = None):
 
 
 def test_create_table_enables_ttl_and_keeps_an_existing_table(moto_server):
-    env = {"SNOWPLOW_EVENT_MANIFEST_DYNAMODB_REGION": REGION, "SNOWPLOW_EVENT_MANIFEST_DYNAMODB_ENDPOINT_URL": moto_server}
+    env = {
+        "SNOWPLOW_EVENT_MANIFEST_DYNAMODB_REGION": REGION,
+        "SNOWPLOW_EVENT_MANIFEST_DYNAMODB_ENDPOINT_URL": moto_server,
+    }
     code, output = invoke("create-table", "--table", "cli-manifest", env=env)
     assert code == 0, output
     assert "created table 'cli-manifest'" in output and "TTL enabled on 'ttl'" in output

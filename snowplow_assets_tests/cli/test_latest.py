@@ -30,8 +30,14 @@ def landed(spark, tmp_path_factory):
     """Two generated landings, a batch after the first, the second ingested after it; and the notes."""
     root = tmp_path_factory.mktemp("cli-latest")
     lake, fs = Lake(str(root / "lake")), LocalFileSystem()
-    generation = generate_cdc_landings(Path(lake.cdc_landings), MODELS.model("customers"), CdcGenerationOptions(keys=40, landings=2, delete_rate=0.2, seed=5))
-    write_landing(lake, "landing=notes", [record("notes", row, key, 1_000, i) for i, (key, row) in enumerate(NOTES.items())])
+    generation = generate_cdc_landings(
+        Path(lake.cdc_landings),
+        MODELS.model("customers"),
+        CdcGenerationOptions(keys=40, landings=2, delete_rate=0.2, seed=5),
+    )
+    write_landing(
+        lake, "landing=notes", [record("notes", row, key, 1_000, i) for i, (key, row) in enumerate(NOTES.items())]
+    )
     for landing in (generation.landings[0].folder.name, "landing=notes"):
         ingest_landing(spark, fs, lake, landing, MODELS)
     cut_batches(spark, fs, lake, MODELS)
@@ -63,7 +69,9 @@ def test_json_prints_one_object_per_key_with_every_column(env, landed):
     assert all(list(o) == columns for o in objects), "the key first, then every column, nulls included"
     for o in objects:
         row = generation.expected[o["id"]]
-        assert {c: v for c, v in o.items() if v is not None and c != "id"} == {c: v for c, v in row.items() if c != "id"}
+        assert {c: v for c, v in o.items() if v is not None and c != "id"} == {
+            c: v for c, v in row.items() if c != "id"
+        }
 
 
 def test_csv_with_chosen_columns(env, landed):
@@ -72,7 +80,10 @@ def test_csv_with_chosen_columns(env, landed):
     assert code == 0, output
     rows = list(csv.reader(io.StringIO(output)))
     assert rows[0] == ["id", "state", "email"]
-    assert rows[1:] == [[key, generation.expected[key]["state"], generation.expected[key]["email"]] for key in sorted(generation.expected)]
+    assert rows[1:] == [
+        [key, generation.expected[key]["state"], generation.expected[key]["email"]]
+        for key in sorted(generation.expected)
+    ]
 
 
 def test_awkward_strings_round_trip_through_both_formats(env):
@@ -91,7 +102,11 @@ def test_awkward_strings_round_trip_through_both_formats(env):
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(("orders",), "no CDC model 'orders'"), (("customers", "--columns", "nope"), "nope"), (("customers", "--columns", "a,,b"), "empty column")],
+    [
+        (("orders",), "no CDC model 'orders'"),
+        (("customers", "--columns", "nope"), "nope"),
+        (("customers", "--columns", "a,,b"), "empty column"),
+    ],
 )
 def test_bad_model_or_columns_are_usage_errors(env, args, message):
     code, output = _invoke(*args)

@@ -3,7 +3,6 @@ import shutil
 from pathlib import Path
 
 import click
-
 import dagster as dg
 import pytest
 from click.testing import CliRunner
@@ -47,7 +46,11 @@ def test_manifest_lists_every_item_with_its_records_and_failure_reason(history):
     listed = invoke()
     assert listed.exit_code == 0, listed.output
     lines = listed.output.splitlines()
-    assert f"enriched/{DONE}  Processed" in lines and f"enriched/{BROKEN}  Failed" in lines and f"enriched/{FRESH}  New" in lines
+    assert (
+        f"enriched/{DONE}  Processed" in lines
+        and f"enriched/{BROKEN}  Failed" in lines
+        and f"enriched/{FRESH}  New" in lines
+    )
     failed_at = lines.index(f"enriched/{BROKEN}  Failed")
     failure = lines[failed_at + 3]
     assert "Failed" in failure and "shred_enriched_run" in failure
@@ -58,7 +61,11 @@ def test_manifest_lists_every_item_with_its_records_and_failure_reason(history):
     assert document["summary"] == {"total": 3, "states": {"New": 1, "Processed": 1, "Failed": 1}, "invalid": 0}
     by_id = {item["item"]: item for item in document["items"]}
     processed = by_id[f"enriched/{DONE}"]["records"][-1]
-    assert (processed["state"], processed["payload"]["good"], processed["application"]) == ("Processed", 4, "shred_enriched_run")
+    assert (processed["state"], processed["payload"]["good"], processed["application"]) == (
+        "Processed",
+        4,
+        "shred_enriched_run",
+    )
     assert processed["run_id"] and processed["time"].endswith("Z")
 
     only_failed = json.loads(invoke("--json", "--state", "failed").output)

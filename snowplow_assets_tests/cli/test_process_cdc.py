@@ -63,7 +63,12 @@ def test_process_ingests_new_landings_cuts_a_batch_and_checks_it(instance):
     assert batches["customers/status"] == "cut" and batches["customers/boundary_ms"] <= END.timestamp() * 1000
     assert _metadata(instance, "cdc_latest")["customers/rows"] == len(generation.expected)
     checks = _checks(instance, first[-1].run_id)
-    assert set(checks) == {"customers__not_null__email", "customers__unique__id", "customers__accepted_values__state", "customers__column_drift"}
+    assert set(checks) == {
+        "customers__not_null__email",
+        "customers__unique__id",
+        "customers__accepted_values__state",
+        "customers__column_drift",
+    }
     assert all(c.passed for c in checks.values()), checks
 
     # A landing with a null email, a state outside the accepted values and a new column; its delete moves
@@ -77,7 +82,10 @@ def test_process_ingests_new_landings_cuts_a_batch_and_checks_it(instance):
     second = process_cdc(instance, settings, messages.append)
     assert [(o.job, o.partition) for o in second] == [("cdc_ingest_landing", "landing=extra"), ("cdc_batch", None)]
     checks = _checks(instance, second[-1].run_id)
-    assert not checks["customers__not_null__email"].passed and checks["customers__not_null__email"].metadata["failures"].value == 1
+    assert (
+        not checks["customers__not_null__email"].passed
+        and checks["customers__not_null__email"].metadata["failures"].value == 1
+    )
     assert not checks["customers__accepted_values__state"].passed
     assert checks["customers__accepted_values__state"].metadata["failing_values"].value == ["banned"]
     assert checks["customers__unique__id"].passed

@@ -50,12 +50,17 @@ def test_process_shreds_then_builds_web_models_that_agree_with_the_events(tmp_pa
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     monkeypatch.setenv("SNOWPLOW_EVENT_MANIFEST", "none")  # cross-batch deduplication is not the subject here
     monkeypatch.setenv("SNOWPLOW_WEB_START_DATE", "2026-02-01")
-    generate_run_folder(Path(lake.enriched_run(RUN)), GenerationOptions(events=400, seed=11, start=ts("2026-03-01 10:00:00")))
+    generate_run_folder(
+        Path(lake.enriched_run(RUN)), GenerationOptions(events=400, seed=11, start=ts("2026-03-01 10:00:00"))
+    )
 
     result = CliRunner().invoke(main, ["process"])
     assert result.exit_code == 0, result.output
     assert f"shredding {RUN} ..." in result.output and "building web models ..." in result.output
-    assert "  sessions_lifecycle: " in result.output and "(first run; Processing data between 2026-02-01 00:00:00" in result.output
+    assert (
+        "  sessions_lifecycle: " in result.output
+        and "(first run; Processing data between 2026-02-01 00:00:00" in result.output
+    )
 
     events = [e for e in shredded_events(lake, RUN) if e["domain_sessionid"] and e["domain_userid"]]
     with dg.DagsterInstance.get() as instance:
@@ -70,7 +75,9 @@ def test_process_shreds_then_builds_web_models_that_agree_with_the_events(tmp_pa
     by_session: dict[str, list[dict[str, str]]] = {}
     for e in events:
         by_session.setdefault(e["domain_sessionid"], []).append(e)
-    views = {(e["domain_sessionid"], e["page_view_id"]) for e in events if e["event"] == "page_view" and e["page_view_id"]}
+    views = {
+        (e["domain_sessionid"], e["page_view_id"]) for e in events if e["event"] == "page_view" and e["page_view_id"]
+    }
     pings = sum(1 for e in events if e["event"] == "page_ping" and (e["domain_sessionid"], e["page_view_id"]) in views)
     sessions = {r.session_id: r for r in read_table(spark, fs, lake, TABLES[SESSIONS]).collect()}
     assert {s: (r.total_events, r.page_views) for s, r in sessions.items()} == {
@@ -82,5 +89,6 @@ def test_process_shreds_then_builds_web_models_that_agree_with_the_events(tmp_pa
     assert sum(r.page_pings for r in page_views) == pings > 0
     users = read_table(spark, fs, lake, TABLES[USERS]).collect()
     assert {(r.domain_userid, r.sessions) for r in users} == {
-        (u, len({e["domain_sessionid"] for e in events if e["domain_userid"] == u})) for u in {e["domain_userid"] for e in events}
+        (u, len({e["domain_sessionid"] for e in events if e["domain_userid"] == u}))
+        for u in {e["domain_userid"] for e in events}
     }

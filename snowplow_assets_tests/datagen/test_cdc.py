@@ -69,10 +69,16 @@ def test_all_three_contracts_and_their_shapes(generated):
     _, generation = generated
     first = _lines(generation.landings[0].folder)
     assert {r["__topic"] for r in first} == {"shop.customers", "customer_events", "customers_raw"}
-    values = [json.loads(r["__value"]) if isinstance(r["__value"], str) else r["__value"] for r in first if r["__topic"] == "shop.customers"]
+    values = [
+        json.loads(r["__value"]) if isinstance(r["__value"], str) else r["__value"]
+        for r in first
+        if r["__topic"] == "shop.customers"
+    ]
     assert {v.get("payload", v)["op"] for v in values} == {"r"}, "the first landing is a snapshot"
     assert any("payload" in v for v in values) and any("payload" not in v for v in values)
-    assert any(isinstance(r["__timestamp"], int) for r in first) and any(isinstance(r["__timestamp"], str) for r in first)
+    assert any(isinstance(r["__timestamp"], int) for r in first) and any(
+        isinstance(r["__timestamp"], str) for r in first
+    )
     assert any(isinstance(r["__value"], str) for r in first) and any(isinstance(r["__value"], dict) for r in first)
     assert generation.landings[0].inserts == OPTIONS.keys
 
@@ -97,7 +103,11 @@ def test_deletes_come_with_tombstones_and_duplicates_are_exact_copies(generated)
         by_coordinates.setdefault((record["__topic"], record["__partition"], record["__offset"]), []).append(record)
     assert all(all(r == records[0] for r in records) for records in by_coordinates.values())
     tombstones = [r for r in everything if r["__topic"] == "shop.customers" and r["__value"] in (None, "null")]
-    assert len({(r["__partition"], r["__offset"]) for r in tombstones}) == sum(s.tombstones for s in generation.landings) > 0
+    assert (
+        len({(r["__partition"], r["__offset"]) for r in tombstones})
+        == sum(s.tombstones for s in generation.landings)
+        > 0
+    )
     nulls = {repr(r["__value"]) for r in everything if r["__value"] in (None, "null")}
     assert nulls == {"None", "'null'"}, "both forms of a null value"
 
@@ -120,25 +130,43 @@ def test_expected_state_is_a_replay_of_the_lines_written(generated):
 def test_generation_is_deterministic_and_never_overwrites(tmp_path, generated):
     root, generation = generated
     again = generate_cdc_landings(tmp_path, CUSTOMERS, OPTIONS)
-    assert [p.read_bytes() for s in again.landings for p in s.files] == [p.read_bytes() for s in generation.landings for p in s.files]
+    assert [p.read_bytes() for s in again.landings for p in s.files] == [
+        p.read_bytes() for s in generation.landings for p in s.files
+    ]
     with pytest.raises(FileExistsError):
         generate_cdc_landings(tmp_path, CUSTOMERS, OPTIONS)
 
 
 def test_contract_filter_new_column_and_gzip(tmp_path):
-    options = CdcGenerationOptions(keys=50, landings=3, contracts=("event",), new_column_from=2, gzip=True, start=datetime(2026, 1, 1, tzinfo=UTC), interval=timedelta(seconds=30))
+    options = CdcGenerationOptions(
+        keys=50,
+        landings=3,
+        contracts=("event",),
+        new_column_from=2,
+        gzip=True,
+        start=datetime(2026, 1, 1, tzinfo=UTC),
+        interval=timedelta(seconds=30),
+    )
     generation = generate_cdc_landings(tmp_path, CUSTOMERS, options)
     lines = [_lines(s.folder) for s in generation.landings]
     assert {r["__topic"] for landing in lines for r in landing} == {"customer_events"}
     assert all(p.suffix == ".gz" for s in generation.landings for p in s.files)
-    rows = [[json.loads(r["__value"]) if isinstance(r["__value"], str) else r["__value"] for r in landing] for landing in lines]
+    rows = [
+        [json.loads(r["__value"]) if isinstance(r["__value"], str) else r["__value"] for r in landing]
+        for landing in lines
+    ]
     assert not any(NEW_COLUMN in v.get("data", {}) for v in rows[0])
     assert any(NEW_COLUMN in v.get("data", {}) for v in rows[2])
 
 
 @pytest.mark.parametrize(
     "bad",
-    [{"keys": 0}, {"update_rate": 1.5}, {"update_rate": 0.7, "delete_rate": 0.5}, {"interval": timedelta(milliseconds=10)}],
+    [
+        {"keys": 0},
+        {"update_rate": 1.5},
+        {"update_rate": 0.7, "delete_rate": 0.5},
+        {"interval": timedelta(milliseconds=10)},
+    ],
 )
 def test_invalid_options(bad):
     with pytest.raises(ValueError):

@@ -32,7 +32,9 @@ mutation($params: LaunchBackfillParams!) {
 def project_workspace(instance: dg.DagsterInstance) -> Iterator[WorkspaceProcessContext]:
     """The project's code location (resources from the SNOWPLOW_* settings of the moment), loaded in process."""
     origin = InProcessCodeLocationOrigin(
-        LoadableTargetOrigin(module_name="snowplow_assets.definitions", attribute="defs", working_directory=str(PROJECT_ROOT)),
+        LoadableTargetOrigin(
+            module_name="snowplow_assets.definitions", attribute="defs", working_directory=str(PROJECT_ROOT)
+        ),
         location_name=LOCATION,
     )
     with create_test_daemon_workspace_context(InProcessWorkspaceLoadTarget([origin]), instance) as workspace:

@@ -20,7 +20,10 @@ from snowplow_assets_tests.cdc.builders import ISSUE_MODELS_YAML, partial, write
 def cdc_definitions(lake, monkeypatch, tmp_path):
     monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
     monkeypatch.setenv("SNOWPLOW_CDC_BATCH_CRON", "*/10 * * * *")
-    text = ISSUE_MODELS_YAML + "  orders:\n    topics: [{topic: shop.orders, contract: partial}]\n    tests: {not_null: ['total.amount']}\n"
+    text = (
+        ISSUE_MODELS_YAML
+        + "  orders:\n    topics: [{topic: shop.orders, contract: partial}]\n    tests: {not_null: ['total.amount']}\n"
+    )
     monkeypatch.setenv("SNOWPLOW_CDC_MODELS", str(write_models(tmp_path / "models.yaml", text)))
     from snowplow_assets.definitions import defs
 
@@ -39,7 +42,10 @@ def test_assets_partitions_and_jobs(cdc_definitions):
 
 
 def test_one_check_per_declared_test_and_a_drift_check_per_model(cdc_definitions):
-    checks = {(k.asset_key.to_user_string(), k.name) for k in cdc_definitions.get_repository_def().asset_graph.asset_check_keys}
+    checks = {
+        (k.asset_key.to_user_string(), k.name)
+        for k in cdc_definitions.get_repository_def().asset_graph.asset_check_keys
+    }
     cdc = {name for asset, name in checks if asset == "cdc_batches"}
     assert cdc == {
         "customers__not_null__email", "customers__unique__id", "customers__accepted_values__state", "customers__column_drift",
@@ -64,7 +70,10 @@ def test_batches_are_cut_every_30_minutes_and_kept_24_hours_by_default(monkeypat
 
 def test_a_broken_models_file_stops_the_code_location_with_the_reason(lake, monkeypatch, tmp_path):
     monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
-    monkeypatch.setenv("SNOWPLOW_CDC_MODELS", str(write_models(tmp_path / "models.yaml", "models: {a: {topics: [{topic: t, contract: avro}]}}\n")))
+    monkeypatch.setenv(
+        "SNOWPLOW_CDC_MODELS",
+        str(write_models(tmp_path / "models.yaml", "models: {a: {topics: [{topic: t, contract: avro}]}}\n")),
+    )
     from snowplow_assets.definitions import defs
 
     with pytest.raises(Exception) as error:

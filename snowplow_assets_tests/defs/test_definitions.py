@@ -15,7 +15,9 @@ def test_code_location_holds_the_shred_graph(definitions):
 
 
 def test_shred_checks_are_blocking_errors(definitions):
-    checks = {(k.asset_key.to_user_string(), k.name) for k in definitions.get_repository_def().asset_graph.asset_check_keys}
+    checks = {
+        (k.asset_key.to_user_string(), k.name) for k in definitions.get_repository_def().asset_graph.asset_check_keys
+    }
     assert {
         ("atomic_events", "unique_event_ids"),
         ("atomic_events", "lines_accounted_for"),

@@ -30,7 +30,11 @@ def no_spark(monkeypatch):
 
 
 def materializations(result, key):
-    return [e.materialization for e in result.get_asset_materialization_events() if e.materialization.asset_key == dg.AssetKey(key)]
+    return [
+        e.materialization
+        for e in result.get_asset_materialization_events()
+        if e.materialization.asset_key == dg.AssetKey(key)
+    ]
 
 
 def test_shred_job_materialises_with_metadata_and_passing_checks(definitions, instance, lake, spark_builds):
@@ -49,14 +53,22 @@ def test_shred_job_materialises_with_metadata_and_passing_checks(definitions, in
     assert meta["path"] == f"{lake.shredded_good(RUN)}/atomic-events"
     assert set(meta["phase_seconds"]) >= {"parse", "decisions", "output", "publish"}
     rounding = 0.01 * len(meta["phase_seconds"])  # each figure is rounded to 0.01 s
-    assert 0 < sum(meta["phase_seconds"].values()) <= meta["duration_seconds"] + meta["phase_seconds"]["publish"] + rounding
+    assert (
+        0
+        < sum(meta["phase_seconds"].values())
+        <= meta["duration_seconds"] + meta["phase_seconds"]["publish"] + rounding
+    )
     [types] = materializations(result, "shredded_types")
     table = types.metadata["entity_types"].value
     counts = {r.data["schema"]: r.data["count"] for r in table.records}
     assert counts["iglu:com.snowplowanalytics.snowplow/web_page/jsonschema/1-0-0"] == 4
     assert counts["iglu:com.snowplowanalytics.snowplow/duplicate/jsonschema/1-0-0"] == 2
 
-    evaluations = [e.asset_check_evaluation_data for e in result.all_events if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION]
+    evaluations = [
+        e.asset_check_evaluation_data
+        for e in result.all_events
+        if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION
+    ]
     assert {e.check_name for e in evaluations} == {
         "unique_event_ids",
         "lines_accounted_for",
@@ -72,7 +84,9 @@ def test_spark_is_lazy_and_not_needed_to_record_the_input(definitions, instance,
     write_run_folder(lake, RUN, GOLDEN_INPUT)
     instance.add_dynamic_partitions("enriched_runs", [RUN])
     job = definitions.resolve_job_def("shred_enriched_run")
-    result = job.execute_in_process(partition_key=RUN, instance=instance, asset_selection=[dg.AssetKey("enriched_batch")])
+    result = job.execute_in_process(
+        partition_key=RUN, instance=instance, asset_selection=[dg.AssetKey("enriched_batch")]
+    )
     assert result.success
     assert [e.asset_key for e in result.get_asset_materialization_events()] == [dg.AssetKey("enriched_batch")]
 
@@ -99,7 +113,10 @@ def test_sensor_registers_ready_folders_in_chunks_without_spark(definitions, ins
     assert [r.partition_key for r in first.run_requests] == ["run=2026-03-01-10-00-00", "run=2026-03-01-11-00-00"]
     assert [r.run_key for r in first.run_requests] == [r.partition_key for r in first.run_requests]
     [add] = first.dynamic_partitions_requests
-    assert add.partitions_def_name == "enriched_runs" and list(add.partition_keys) == ["run=2026-03-01-10-00-00", "run=2026-03-01-11-00-00"]
+    assert add.partitions_def_name == "enriched_runs" and list(add.partition_keys) == [
+        "run=2026-03-01-10-00-00",
+        "run=2026-03-01-11-00-00",
+    ]
     instance.add_dynamic_partitions("enriched_runs", list(add.partition_keys))
 
     with dg.build_sensor_context(instance=instance, resources=resources) as context:

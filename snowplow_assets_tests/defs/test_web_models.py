@@ -14,8 +14,8 @@ import yaml
 from dagster_pyspark import LazyPySparkResource
 
 from snowplow_assets.defs.assets.web_models import build_web_models
-from snowplow_assets.defs.pools import WEB_MODELS_POOL
 from snowplow_assets.defs.manifests.web_manifest import read_web_manifest, web_asset_key
+from snowplow_assets.defs.pools import WEB_MODELS_POOL
 from snowplow_assets.defs.resources import LakeResource, WebModelsResource
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import PROJECT_ROOT, Settings
@@ -125,7 +125,9 @@ def test_models_are_built_with_the_models_they_read(scenario):
     lake, instance, _, _, _ = scenario
     alone = materialize(instance, lake, selection=("users",))
     assert not alone.success
-    assert "'users' needs ['sessions']" in str([e for e in alone.all_events if e.is_step_failure][0].event_specific_data.error)
+    assert "'users' needs ['sessions']" in str(
+        [e for e in alone.all_events if e.is_step_failure][0].event_specific_data.error
+    )
     disabled = materialize(instance, lake, WITHOUT_USERS, MODELS)
     assert "disabled by SNOWPLOW_WEB_MODELS" in str(
         [e for e in disabled.all_events if e.is_step_failure][0].event_specific_data.error

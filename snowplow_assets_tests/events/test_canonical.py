@@ -9,8 +9,8 @@ from snowplow_assets.datagen.enriched.batch import Batch
 from snowplow_assets.events import shred
 from snowplow_assets.events.canonical import parse_canonical
 from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_INDEX
-from snowplow_assets.events.parse import parse_enriched, parse_failures
 from snowplow_assets.events.output_records import render_entities
+from snowplow_assets.events.parse import parse_enriched, parse_failures
 from snowplow_assets_tests.events.builders import WEB_PAGE, event_line, link_click
 
 WRAPPER = '{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-0","data":%s}'
@@ -24,14 +24,20 @@ CANONICAL = [
     event_line(event_id="C6EF3124-B53A-4B13-A233-0088F79DCBCB", br_cookies="1", br_features_pdf="0"),
     event_line(event="unstruct", unstruct_event=link_click("https://shop.example.com/sale"), contexts=None),
     event_line(derived_contexts=None, event_fingerprint=None, etl_tstamp=None),
-    event_line(page_title="tabs\\tand \"quotes\" and ünïcödé stay as written"),
+    event_line(page_title='tabs\\tand "quotes" and ünïcödé stay as written'),
     # Decimal numbers in any accepted form: re-rendered on both paths.
     event_line(geo_latitude="52.5200", geo_longitude="-74", se_value="1.5e3", tr_total="1234567.5", ti_price=".5"),
     event_line(tr_total_base="0.001", tr_tax="-0.0", ti_price_base="0.1", tr_shipping="+2."),
     # JSON in every form Jackson re-serialises: whitespace, escapes, decimals, big integers, nesting, keys
     # other than schema and data (ignored), an empty contexts array.
-    event_line(contexts=WRAPPER % f'[ {{ "data" : {{"a": 1.50, "b": "\\u00e9\\/\\"", "c": [1, {{}}, null]}}, "schema": "{WEB_PAGE}", "x": 1 }} ]'),
-    event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"n":123456789012345678901234567890,"f":1e-7,"g":-0.0}}}}]'),
+    event_line(
+        contexts=WRAPPER
+        % f'[ {{ "data" : {{"a": 1.50, "b": "\\u00e9\\/\\"", "c": [1, {{}}, null]}}, "schema": "{WEB_PAGE}", "x": 1 }} ]'
+    ),
+    event_line(
+        contexts=WRAPPER
+        % f'[{{"schema":"{WEB_PAGE}","data":{{"n":123456789012345678901234567890,"f":1e-7,"g":-0.0}}}}]'
+    ),
     event_line(contexts=WRAPPER % "[]", derived_contexts=None),
 ]
 
@@ -84,7 +90,10 @@ def _full_parser_outputs(frame):
     full parser path renders them)."""
     head, tail = shred.atomic_events_parts()
     parsed = parse_enriched(frame).selectExpr(
-        "*", f"{head} AS atomic_head", f"{tail} AS atomic_tail", f"{shred.render_timestamp('collector_tstamp')} AS root_tstamp"
+        "*",
+        f"{head} AS atomic_head",
+        f"{tail} AS atomic_tail",
+        f"{shred.render_timestamp('collector_tstamp')} AS root_tstamp",
     )
     return render_entities(parsed, "failure IS NULL")
 

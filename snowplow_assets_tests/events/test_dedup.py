@@ -20,7 +20,11 @@ from snowplow_assets.events.dedup import (
 
 KEYS = "row_id BIGINT, event_id STRING, fingerprint STRING, etl_tstamp TIMESTAMP, line_hash BIGINT"
 T1, T2 = datetime(2026, 3, 1, 10, 0), datetime(2026, 3, 1, 11, 0)
-A, B, C = "aaaaaaaa-0000-4000-8000-000000000000", "bbbbbbbb-0000-4000-8000-000000000000", "cccccccc-0000-4000-8000-000000000000"
+A, B, C = (
+    "aaaaaaaa-0000-4000-8000-000000000000",
+    "bbbbbbbb-0000-4000-8000-000000000000",
+    "cccccccc-0000-4000-8000-000000000000",
+)
 
 # row_id, event_id, fingerprint, etl_tstamp, line_hash
 BATCH = [
@@ -86,7 +90,9 @@ def test_natural_then_synthetic(spark):
 
 def test_switches(spark):
     rows = [(0, A, "fp1", T1, 1), (1, A, "fp1", T2, 1), (2, A, "fp9", T1, 5)]
-    assert {a for a, _ in decide(spark, rows, InBatchDedup(natural=True, synthetic=False)).values()} == {NATURAL_DUPLICATE}
+    assert {a for a, _ in decide(spark, rows, InBatchDedup(natural=True, synthetic=False)).values()} == {
+        NATURAL_DUPLICATE
+    }
     assert decide(spark, rows, InBatchDedup(natural=False, synthetic=False)) == {}
 
 

@@ -5,7 +5,13 @@ from snowplow_assets.events.iglu import SchemaKey
 
 def test_a_uri_parses_into_its_parts_and_back():
     key = SchemaKey.parse("iglu:com.acme/checkout_step/jsonschema/1-0-2")
-    assert (key.vendor, key.name, key.format, key.version, key.model) == ("com.acme", "checkout_step", "jsonschema", "1-0-2", 1)
+    assert (key.vendor, key.name, key.format, key.version, key.model) == (
+        "com.acme",
+        "checkout_step",
+        "jsonschema",
+        "1-0-2",
+        1,
+    )
     assert key.uri == "iglu:com.acme/checkout_step/jsonschema/1-0-2"
 
 

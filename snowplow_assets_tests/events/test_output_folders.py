@@ -22,7 +22,10 @@ def test_an_entitys_folder_as_sql_renders_has_its_place_in_the_loader_layout(spa
     [
         ("folder=atomic-events", "good/atomic-events"),
         ("folder=bad", "bad"),
-        ("folder=shredded-types~..~evil~jsonschema~1-0-0", "good/shredded-types/vendor=../name=evil/format=jsonschema/version=1-0-0"),
+        (
+            "folder=shredded-types~..~evil~jsonschema~1-0-0",
+            "good/shredded-types/vendor=../name=evil/format=jsonschema/version=1-0-0",
+        ),
     ],
 )
 def test_each_written_folder_has_one_place_in_the_loader_layout(written, place):
@@ -30,7 +33,15 @@ def test_each_written_folder_has_one_place_in_the_loader_layout(written, place):
 
 
 @pytest.mark.parametrize(
-    "written", ["folder=shredded-types~v~n~jsonschema", "folder=atomic-events~v~n~f~1-0-0", "folder=other", "_temporary", "atomic-events", "output=bad"]
+    "written",
+    [
+        "folder=shredded-types~v~n~jsonschema",
+        "folder=atomic-events~v~n~f~1-0-0",
+        "folder=other",
+        "_temporary",
+        "atomic-events",
+        "output=bad",
+    ],
 )
 def test_a_folder_with_no_place_in_the_layout_stops_the_publish(written):
     with pytest.raises(RuntimeError, match="no place in the loader layout"):

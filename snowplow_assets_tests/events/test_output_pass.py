@@ -9,7 +9,7 @@ from snowplow_assets.events.output_pass import write_outputs
 from snowplow_assets.events.parse_pass import parse_pass
 from snowplow_assets.events.sql import literal
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
-from snowplow_assets_tests.events.test_shred_batch import A, A_LATER_COPY, C1, ID_A, ID_C, NOT_TSV, RUN
+from snowplow_assets_tests.events.test_shred_batch import A_LATER_COPY, C1, ID_A, ID_C, NOT_TSV, RUN, A
 
 NEW_ID = "eeeeeeee-5555-4555-8555-555555555555"
 DUPLICATE_FOLDER = "folder=shredded-types~com.snowplowanalytics.snowplow~duplicate~jsonschema~1-0-0"
@@ -41,7 +41,15 @@ def test_the_decisions_drop_rename_and_leave_every_other_line_as_staged(spark, f
 
     counts = write_outputs(fs, parsed, decisions, 2, "NONE", str(written))
 
-    assert counts == {"lines": 4, "bad": 1, "dropped": 1, "renamed": 1, "runtime_errors": 0, "decided": 2, "misaligned": 0}
+    assert counts == {
+        "lines": 4,
+        "bad": 1,
+        "dropped": 1,
+        "renamed": 1,
+        "runtime_errors": 0,
+        "decided": 2,
+        "misaligned": 0,
+    }
     atomic = [line.split("\t") for line in read_lines(written / "folder=atomic-events")]
     assert sorted(fields[6] for fields in atomic) == sorted([ID_A, NEW_ID]), "A once, C under its new id"
     assert not any(ID_C in line for fields in atomic for line in fields)

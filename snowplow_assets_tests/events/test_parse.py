@@ -122,7 +122,9 @@ def test_invalid_typed_value_names_the_field(parsed, field, value, message, text
     assert errors[field]["type"] == "InvalidValue"
 
 
-REQUIRED = [(field, line(event_line(**{field: ""}))) for field in ("collector_tstamp", "event_id", "v_collector", "v_etl")]
+REQUIRED = [
+    (field, line(event_line(**{field: ""}))) for field in ("collector_tstamp", "event_id", "v_collector", "v_etl")
+]
 
 
 @pytest.mark.parametrize(("field", "text"), REQUIRED)
@@ -186,7 +188,9 @@ def test_invalid_json_fields_make_the_line_bad(parsed, field, text, message, who
     assert errors[field]["value"] == text
 
 
-OLD_WRAPPER = line(event_line(contexts='{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-0","data":[]}'))
+OLD_WRAPPER = line(
+    event_line(contexts='{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-0","data":[]}')
+)
 
 
 def test_contexts_wrapper_1_0_0_is_accepted(parsed):

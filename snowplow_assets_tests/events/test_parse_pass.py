@@ -8,7 +8,7 @@ from snowplow_assets.events import parse_pass, reader
 from snowplow_assets.events.parse_pass import STAGING_DICTIONARY_COLUMNS
 from snowplow_assets.events.shred_batch import FULL_PARSE, shred_run_folder
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
-from snowplow_assets_tests.events.test_shred_batch import A, BAD_TIMESTAMP, C1, GOLDEN_INPUT, NOT_TSV, RUN
+from snowplow_assets_tests.events.test_shred_batch import BAD_TIMESTAMP, C1, GOLDEN_INPUT, NOT_TSV, RUN, A
 
 
 def test_the_staging_writes_dictionaries_only_for_the_columns_whose_values_repeat(spark, lake, fs, tmp_path):
@@ -32,7 +32,9 @@ def test_the_staging_writes_dictionaries_only_for_the_columns_whose_values_repea
     assert {column for column, found in encodings.items() if found & dictionary} == set(STAGING_DICTIONARY_COLUMNS)
 
 
-def test_without_the_fast_path_every_line_takes_the_full_parser_with_the_same_output(spark, lake, fs, monkeypatch, caplog):
+def test_without_the_fast_path_every_line_takes_the_full_parser_with_the_same_output(
+    spark, lake, fs, monkeypatch, caplog
+):
     """A session without the project's jar (no JDK to build it) shreds correctly, only slower."""
     write_run_folder(lake, RUN, GOLDEN_INPUT)
     with_fast_path = shred_run_folder(spark, fs, lake, RUN)
@@ -51,7 +53,10 @@ def test_without_the_fast_path_every_line_takes_the_full_parser_with_the_same_ou
     assert "every line takes the full parser" in caplog.text
     assert contents() == expected
     assert (without.lines_read, without.good, without.bad, without.duplicates) == (
-        with_fast_path.lines_read, with_fast_path.good, with_fast_path.bad, with_fast_path.duplicates
+        with_fast_path.lines_read,
+        with_fast_path.good,
+        with_fast_path.bad,
+        with_fast_path.duplicates,
     )
 
 

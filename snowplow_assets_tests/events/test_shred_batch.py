@@ -141,7 +141,14 @@ def test_golden_shredded_types(spark, golden):
         ]
     )
     assert lines("link_click", "1-0-1") == [
-        entity(snowplow, "link_click", "1-0-1", {"targetUrl": "https://shop.example.com/sale"}, ID_B, "2026-03-01 10:01:00.500")
+        entity(
+            snowplow,
+            "link_click",
+            "1-0-1",
+            {"targetUrl": "https://shop.example.com/sale"},
+            ID_B,
+            "2026-03-01 10:01:00.500",
+        )
     ]
     assert lines("duplicate", "1-0-0") == by_root(
         [
@@ -152,7 +159,12 @@ def test_golden_shredded_types(spark, golden):
     # Exactly these four type folders, nothing else under shredded-types.
     assert sorted(p.relative_to(types).as_posix() for p in types.glob("*/*/*/*")) == sorted(
         f"vendor={snowplow}/name={n}/format=jsonschema/version={v}"
-        for n, v in [("web_page", "1-0-0"), ("ua_parser_context", "1-0-0"), ("link_click", "1-0-1"), ("duplicate", "1-0-0")]
+        for n, v in [
+            ("web_page", "1-0-0"),
+            ("ua_parser_context", "1-0-0"),
+            ("link_click", "1-0-1"),
+            ("duplicate", "1-0-0"),
+        ]
     )
 
 
@@ -202,7 +214,9 @@ def test_golden_report_and_completion_marker(golden):
     assert report.lines_read == report.good + report.bad + report.removed
     marker = json.loads(Path(lake.shredding_complete(RUN)).read_text())
     data = marker["data"]
-    assert marker["schema"] == "iglu:com.snowplowanalytics.snowplow.storage.rdbloader/shredding_complete/jsonschema/2-0-1"
+    assert (
+        marker["schema"] == "iglu:com.snowplowanalytics.snowplow.storage.rdbloader/shredding_complete/jsonschema/2-0-1"
+    )
     assert data["base"] == lake.shredded_good(RUN) + "/"
     assert data["typesInfo"]["transformation"] == "SHREDDED"
     assert sorted((t["schemaKey"], t["snowplowEntity"]) for t in data["typesInfo"]["types"]) == [

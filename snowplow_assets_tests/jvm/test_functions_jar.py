@@ -46,7 +46,9 @@ def test_a_source_that_does_not_compile_is_a_clear_error(fresh_build, tmp_path_f
 
 def test_the_test_session_has_the_functions(spark):
     assert fast_path_available(spark)
-    assert spark.sql(f"SELECT {canonical.SPEC_FUNCTION_NAME}()").first()[0] == function_spec(), "the jar's spec, read in Java"
+    assert spark.sql(f"SELECT {canonical.SPEC_FUNCTION_NAME}()").first()[0] == function_spec(), (
+        "the jar's spec, read in Java"
+    )
 
 
 def test_other_definitions_build_another_jar(fresh_build, monkeypatch):

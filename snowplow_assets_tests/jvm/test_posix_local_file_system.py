@@ -56,9 +56,12 @@ def test_creating_folders_starts_no_process(spark, tmp_path):
             for i in range(3):
                 fs.mkdirs(jvm.org.apache.hadoop.fs.Path(f"file://{tmp_path}/{folder}/{i}/part"))
         finally:
-            subprocess.run([jcmd, pid, "JFR.stop", "name=folders", f"filename={recording}"], check=True, capture_output=True)
-        printed = subprocess.run([jfr, "print", "--events", "jdk.ProcessStart", str(recording)],
-                                 check=True, capture_output=True, text=True).stdout
+            subprocess.run(
+                [jcmd, pid, "JFR.stop", "name=folders", f"filename={recording}"], check=True, capture_output=True
+            )
+        printed = subprocess.run(
+            [jfr, "print", "--events", "jdk.ProcessStart", str(recording)], check=True, capture_output=True, text=True
+        ).stdout
         return [line.strip() for line in printed.splitlines() if line.strip().startswith("command =")]
 
     assert len(processes_started(hadoops, "hadoops")) == 7, "a chmod per folder: the recording sees them"

@@ -69,7 +69,10 @@ IDS = {"A": A, "C": C, "N": N, "S": S, "U": U, "D": D, "X": X, "Y": Y}
 
 def line(event_id: str, fingerprint: str | None, etl: str, **overrides: str) -> str:
     return event_line(
-        event_id=event_id, event_fingerprint=fingerprint, etl_tstamp=etl, collector_tstamp=etl[:11] + "10:00:00.123",
+        event_id=event_id,
+        event_fingerprint=fingerprint,
+        etl_tstamp=etl,
+        collector_tstamp=etl[:11] + "10:00:00.123",
         **overrides,
     )
 
@@ -146,7 +149,9 @@ def entries(spark, manifest: EventManifest) -> dict[tuple[str, str | None], str]
 
 
 def new_table(endpoint: str, name: str) -> DynamoDbConfig:
-    config = DynamoDbConfig(f"{name}-{uuid.uuid4().hex[:8]}", REGION, endpoint, max_attempts=4, backoff_base_seconds=0.001)
+    config = DynamoDbConfig(
+        f"{name}-{uuid.uuid4().hex[:8]}", REGION, endpoint, max_attempts=4, backoff_base_seconds=0.001
+    )
     create_table(config)
     return config
 
@@ -271,10 +276,14 @@ class ThrottlingProxy:
                     return
                 upstream = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port, timeout=30)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
-                upstream.request(self.command, self.path, body if body or self.command in ("PUT", "POST") else None, headers)
+                upstream.request(
+                    self.command, self.path, body if body or self.command in ("PUT", "POST") else None, headers
+                )
                 response = upstream.getresponse()
                 data = response.read()
-                forwarded = {k: v for k, v in response.getheaders() if k.lower() not in ("transfer-encoding", "connection")}
+                forwarded = {
+                    k: v for k, v in response.getheaders() if k.lower() not in ("transfer-encoding", "connection")
+                }
                 self._send(response.status, forwarded, data)
                 upstream.close()
 

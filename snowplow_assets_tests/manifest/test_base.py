@@ -20,7 +20,13 @@ from snowplow_assets.events.dedup import (
     SYNTHETIC_RENAME,
 )
 from snowplow_assets.events.shred_batch import EVENT_MANIFEST, ShredOptions, shred_run_folder
-from snowplow_assets.manifest.base import DEFAULT_TTL_DAYS, SECONDS_PER_DAY, Batch, EventManifestUnavailable, batch_etl_time
+from snowplow_assets.manifest.base import (
+    DEFAULT_TTL_DAYS,
+    SECONDS_PER_DAY,
+    Batch,
+    EventManifestUnavailable,
+    batch_etl_time,
+)
 from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbConfig, DynamoDbEventManifest, create_table
 from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
 from snowplow_assets.manifest.populate import populate_event_manifest
@@ -105,9 +111,16 @@ def test_cross_batch_synthetic_duplicates_are_renamed_like_in_batch_ones(spark, 
     new_n = renamed_id(spark, n2, N, None, ETL[B2])
     new_s = renamed_id(spark, s2, S, "fpS2", ETL[B2])  # an in-batch synthetic duplicate whose twin was dropped
     assert sorted(event_ids(output)) == sorted([new_c, new_n, new_s, D])
-    originals = {json.loads(x)["hierarchy"]["rootId"]: json.loads(x)["data"]["originalEventId"] for x in output[DUPLICATE_FOLDER]}
+    originals = {
+        json.loads(x)["hierarchy"]["rootId"]: json.loads(x)["data"]["originalEventId"] for x in output[DUPLICATE_FOLDER]
+    }
     assert originals == {new_c: C, new_n: N, new_s: S}
-    roots = {json.loads(x)["hierarchy"]["rootId"] for folder, lines in output.items() if folder.startswith("shredded-types") for x in lines}
+    roots = {
+        json.loads(x)["hierarchy"]["rootId"]
+        for folder, lines in output.items()
+        if folder.startswith("shredded-types")
+        for x in lines
+    }
     assert roots == {new_c, new_n, new_s, D}, "an entity kept an id its event no longer has"
 
 
@@ -117,7 +130,9 @@ def test_null_fingerprints_are_never_natural_duplicates_across_batches(scenario)
     assert N in event_ids(scenario.steps["B1"].output) and N in b2_renamed
     recorded = scenario.entries_before_expiry
     assert recorded[(N, None)] == B1
-    assert not [key for key in recorded if key[0] == N and key[1] is not None], "a pair was recorded without a fingerprint"
+    assert not [key for key in recorded if key[0] == N and key[1] is not None], (
+        "a pair was recorded without a fingerprint"
+    )
 
 
 def test_out_of_order_processing_the_first_batch_processed_owns(spark, scenario):

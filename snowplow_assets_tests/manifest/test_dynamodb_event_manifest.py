@@ -12,7 +12,7 @@ from snowplow_assets.manifest.checks import check_batch_against_manifest
 from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbConfig, DynamoDbEventManifest, create_table
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
-from snowplow_assets_tests.manifest.conftest import B1, NOW, REGION, C, U, MovableClock, dynamodb_error, line, new_table
+from snowplow_assets_tests.manifest.conftest import B1, NOW, REGION, C, MovableClock, U, dynamodb_error, line, new_table
 
 RUN = "run=2026-03-01-10-00-00"
 ETL = "2026-03-01 10:05:00.000"
@@ -27,7 +27,9 @@ def unhealthy_dynamodb(request, attempt):
         return None
     event_id, fingerprint = request.body["Item"]["eventId"]["S"], request.body["Item"]["fingerprint"]["S"]
     if event_id == RETRIED and fingerprint != "-" and attempt <= 2:
-        return dynamodb_error("ProvisionedThroughputExceededException", "The level of configured provisioned throughput was exceeded")
+        return dynamodb_error(
+            "ProvisionedThroughputExceededException", "The level of configured provisioned throughput was exceeded"
+        )
     if event_id == THROTTLED and fingerprint != "-":
         return dynamodb_error("ThrottlingException", "Rate of requests exceeds the allowed throughput")
     if event_id == f"id:{REFUSED}":
@@ -54,7 +56,11 @@ def test_throttling_is_retried_and_what_cannot_be_checked_becomes_runtime_error_
         ["ProvisionedThroughputExceededException"] * 2 + ["ThrottlingException"] * 4 + ["AccessDeniedException"]
     )
     # One put per key, grouped by event_id on the executors; only retries repeat one.
-    puts = {(event_id, fingerprint): n for (_, _, target, event_id, fingerprint), n in proxy.attempts.items() if target == "PutItem"}
+    puts = {
+        (event_id, fingerprint): n
+        for (_, _, target, event_id, fingerprint), n in proxy.attempts.items()
+        if target == "PutItem"
+    }
     assert puts == {
         **{(f"id:{e}", "-"): 1 for e in (RETRIED, THROTTLED, REFUSED, HEALTHY)},
         (RETRIED, "fp1"): 3,

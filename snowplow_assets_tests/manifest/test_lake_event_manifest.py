@@ -110,13 +110,20 @@ def test_a_batch_whose_keys_are_all_held_records_no_folder_and_a_rerun_touches_o
     assert [p.name for p in Path(manifest.lake.event_manifest_entries).iterdir()] == [after.batches[first.run].folder]
 
 
-def test_entries_and_findings_are_written_in_one_pass_that_neither_sorts_nor_pre_aggregates_the_keys(spark, manifest, tmp_path):
+def test_entries_and_findings_are_written_in_one_pass_that_neither_sorts_nor_pre_aggregates_the_keys(
+    spark, manifest, tmp_path
+):
     first, second = Batch("run=2026-03-01-10-00-00", 1772359500), Batch("run=2026-03-01-11-00-00", 1772363100)
-    manifest.check_and_set(spark.createDataFrame([("a", "fp")], "event_id STRING, fingerprint STRING"), first, True, str(tmp_path / "w1"))
+    manifest.check_and_set(
+        spark.createDataFrame([("a", "fp")], "event_id STRING, fingerprint STRING"), first, True, str(tmp_path / "w1")
+    )
     kept = spark.createDataFrame([("a", "fp"), ("b", "fp")], "event_id STRING, fingerprint STRING")
     check = manifest.check_and_set(kept, second, True, str(tmp_path / "w2"))
 
-    assert sorted((r.event_id, r.kind, r.status) for r in check.findings.collect()) == [("a", "id", "held"), ("a", "pair", "held")]
+    assert sorted((r.event_id, r.kind, r.status) for r in check.findings.collect()) == [
+        ("a", "id", "held"),
+        ("a", "pair", "held"),
+    ]
     assert {r.event_id for r in manifest.lookup(kept).where("run = 'run=2026-03-01-11-00-00'").collect()} == {"b"}
     plan = write_plan(spark, str(tmp_path / "w2"))
     assert "Sort (" not in plan
@@ -134,7 +141,9 @@ def test_every_kept_event_gives_its_pair_and_one_claim_per_distinct_id(spark, ma
     check = manifest.check_and_set(kept, batch, claim_ids, str(tmp_path / "w"))
 
     assert (check.counts["pairs_recorded"], check.counts["ids_claimed"]) == (2, 2 if claim_ids else 0)
-    keys = spark.createDataFrame([("a", "fp1"), ("a", "fp2"), ("a", None), ("b", None)], "event_id STRING, fingerprint STRING")
+    keys = spark.createDataFrame(
+        [("a", "fp1"), ("a", "fp2"), ("a", None), ("b", None)], "event_id STRING, fingerprint STRING"
+    )
     entries = {(r.event_id, r.fingerprint) for r in manifest.lookup(keys).collect()}
     claims = {("a", None), ("b", None)} if claim_ids else set()
     assert entries == {("a", "fp1"), ("a", "fp2"), *claims}
@@ -146,7 +155,11 @@ def test_a_lake_on_s3_retries_throttled_requests_and_reports_what_outlasts_the_r
     lake = Lake(f"s3://{bucket}/lake")
     direct = S3FileSystem(boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1"))
     now = int(NOW.timestamp())
-    index = {"format": 1, "version": 3, "batches": {OLD: batch(OLD, "a" * 16, now - 1), LIVE: batch(LIVE, "b" * 16, now + 1)}}
+    index = {
+        "format": 1,
+        "version": 3,
+        "batches": {OLD: batch(OLD, "a" * 16, now - 1), LIVE: batch(LIVE, "b" * 16, now + 1)},
+    }
     direct.write_text(lake.event_manifest_index, json.dumps(index))
     for folder in (f"{OLD}.{'a' * 16}", f"{LIVE}.{'b' * 16}"):
         direct.write_text(f"{lake.event_manifest_entry_folder(folder)}/part-00000.parquet", "entries")
@@ -173,5 +186,7 @@ def test_a_lake_on_s3_retries_throttled_requests_and_reports_what_outlasts_the_r
     gives_up_sooner = BotoConfig(retries={"max_attempts": 2})
     client = boto3.client("s3", endpoint_url=throttled.url, region_name="us-east-1", config=gives_up_sooner)
     # (S3 answers a HEAD without a body: only its status, 503, says "slow down".)
-    with pytest.raises(EventManifestUnavailable, match=r"cannot read the event manifest index .*\(503\).*reached max retries"):
+    with pytest.raises(
+        EventManifestUnavailable, match=r"cannot read the event manifest index .*\(503\).*reached max retries"
+    ):
         LakeEventManifest(S3FileSystem(client), lake, clock=MovableClock(NOW)).verify()

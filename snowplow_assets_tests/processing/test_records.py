@@ -54,7 +54,9 @@ def test_skipped_is_never_started_and_resolve_unskips():
 
 
 def test_a_manual_rerun_after_a_failure_supersedes_it():
-    item = derive_item(ITEM, [new(), processing("a", 10), close("a", 20, State.FAILED), processing("b", 30), close("b", 40)])
+    item = derive_item(
+        ITEM, [new(), processing("a", 10), close("a", 20, State.FAILED), processing("b", 30), close("b", 40)]
+    )
     assert (item.state, item.valid) == (State.PROCESSED, True)
 
 
@@ -65,17 +67,54 @@ def test_a_manual_rerun_after_a_failure_supersedes_it():
         ([new(), new(1.0)], "2 New records"),
         ([new(), close("a", 20, previous="")], "refers to , which does not exist"),
         ([new(), Record("run:a:processed", ITEM, "job", "a", 20, State.PROCESSED)], "closes no Processing record"),
-        ([new(), processing("a", 10), close("a", 20, State.FAILED), close("b", 30, State.PROCESSED, previous="run:a:failed")],
-         "a Failed record, not a Processing one"),
-        ([new(), processing("a", 10), close("b", 20, previous="run:a:processing")], "of run b closes run:a:processing of run a"),
+        (
+            [
+                new(),
+                processing("a", 10),
+                close("a", 20, State.FAILED),
+                close("b", 30, State.PROCESSED, previous="run:a:failed"),
+            ],
+            "a Failed record, not a Processing one",
+        ),
+        (
+            [new(), processing("a", 10), close("b", 20, previous="run:a:processing")],
+            "of run b closes run:a:processing of run a",
+        ),
         ([new(), processing("a", 10), close("a", 20), close("a", 30, State.FAILED)], "already closed"),
-        ([new(), processing("a", 10), close("a", 20), operator("observation:1", 30, State.RESOLVED, "run:a:processed")],
-         "clears a Processed item"),
-        ([new(), processing("a", 10), close("a", 20, State.FAILED), processing("b", 30), close("b", 40, State.FAILED),
-          operator("observation:1", 50, State.RESOLVED, "run:a:failed")], "not to the Failed record run:b:failed"),
-        ([new(), processing("a", 10), close("a", 20, State.FAILED), processing("b", 25),
-          operator("observation:1", 30, State.RESOLVED, "run:a:failed")], "while run b held the lock"),
-        ([new(), processing("a", 10), processing("b", 15), close("a", 20), close("b", 30)], "runs a and b processed it at the same time"),
+        (
+            [
+                new(),
+                processing("a", 10),
+                close("a", 20),
+                operator("observation:1", 30, State.RESOLVED, "run:a:processed"),
+            ],
+            "clears a Processed item",
+        ),
+        (
+            [
+                new(),
+                processing("a", 10),
+                close("a", 20, State.FAILED),
+                processing("b", 30),
+                close("b", 40, State.FAILED),
+                operator("observation:1", 50, State.RESOLVED, "run:a:failed"),
+            ],
+            "not to the Failed record run:b:failed",
+        ),
+        (
+            [
+                new(),
+                processing("a", 10),
+                close("a", 20, State.FAILED),
+                processing("b", 25),
+                operator("observation:1", 30, State.RESOLVED, "run:a:failed"),
+            ],
+            "while run b held the lock",
+        ),
+        (
+            [new(), processing("a", 10), processing("b", 15), close("a", 20), close("b", 30)],
+            "runs a and b processed it at the same time",
+        ),
     ],
 )
 def test_contradictions_make_an_item_invalid_and_unstartable(records, problem):
@@ -86,7 +125,9 @@ def test_contradictions_make_an_item_invalid_and_unstartable(records, problem):
 
 
 def test_back_to_back_runs_do_not_overlap_and_queued_runs_are_not_compared():
-    item = derive_item(ITEM, [new(), processing("a", 10), close("a", 20), processing("b", 20), close("b", 30), processing("c", 25)])
+    item = derive_item(
+        ITEM, [new(), processing("a", 10), close("a", 20), processing("b", 20), close("b", 30), processing("c", 25)]
+    )
     assert item.valid and item.state == State.PROCESSING and item.open_runs == ("c",)
 
 

@@ -35,9 +35,13 @@ def test_listing_is_by_folder_paginated_and_resumes_after_a_name(s3, bucket):
     s3.client.put_object(Bucket=bucket, Key="lake/enriched/", Body=b"")  # a console-made folder marker
 
     paged = S3FileSystem(s3.client)
-    paged._pages = lambda b, **kw: s3.client.get_paginator("list_objects_v2").paginate(Bucket=b, PaginationConfig={"PageSize": 7}, **kw)
+    paged._pages = lambda b, **kw: s3.client.get_paginator("list_objects_v2").paginate(
+        Bucket=b, PaginationConfig={"PageSize": 7}, **kw
+    )
     listed = paged.list_dir(root)
-    assert [e.name for e in listed if e.is_dir] == sorted([*names, "run=2026-01-01-00-05-00-retry"], key=lambda n: n + "/")
+    assert [e.name for e in listed if e.is_dir] == sorted(
+        [*names, "run=2026-01-01-00-05-00-retry"], key=lambda n: n + "/"
+    )
     assert [(e.name, e.size) for e in listed if not e.is_dir] == [("notes.txt", 1)]
     assert all(e.uri == f"{root}/{e.name}" for e in listed)
 

@@ -117,7 +117,10 @@ def write_shredded_run(lake: Lake, run: str, events: list[Event], *, complete: b
             "schema": "iglu:com.snowplowanalytics.snowplow.storage.rdbloader/shredding_complete/jsonschema/2-0-1",
             "data": {
                 "base": str(good) + "/",
-                "timestamps": {"min": iso(min(stamps)) if stamps else None, "max": iso(max(stamps)) if stamps else None},
+                "timestamps": {
+                    "min": iso(min(stamps)) if stamps else None,
+                    "max": iso(max(stamps)) if stamps else None,
+                },
                 "count": {"good": len(events) + len(raw_lines), "bad": 0},
             },
         }

@@ -20,9 +20,7 @@ def test_unique_keys(spark):
 
 
 def test_page_view_counts_agree(spark):
-    views = spark.createDataFrame(
-        [("v1", "s1", T), ("v2", "s1", T), ("v3", "s2", T), ("v4", "s2", LATER)], PAGE_VIEWS
-    )
+    views = spark.createDataFrame([("v1", "s1", T), ("v2", "s1", T), ("v3", "s2", T), ("v4", "s2", LATER)], PAGE_VIEWS)
     # v4 was collected after the sessions' last_success: no session counts it yet
     sessions = spark.createDataFrame([("s1", 2), ("s2", 1), ("s3", 0)], SESSIONS)
     assert page_view_counts_agree(sessions, views, up_to=T).passed
@@ -34,5 +32,7 @@ def test_page_view_counts_agree(spark):
 def test_quarantined_sessions_gain_no_events(spark):
     frozen = spark.createDataFrame([("bot",)], "session_id STRING")
     assert quarantined_sessions_gain_no_events(spark.createDataFrame([("s1",)], "session_id STRING"), frozen).passed
-    rebuilt = quarantined_sessions_gain_no_events(spark.createDataFrame([("s1",), ("bot",)], "session_id STRING"), frozen)
+    rebuilt = quarantined_sessions_gain_no_events(
+        spark.createDataFrame([("s1",), ("bot",)], "session_id STRING"), frozen
+    )
     assert not rebuilt.passed and rebuilt.metadata == {"rebuilt_quarantined_sessions": 1}

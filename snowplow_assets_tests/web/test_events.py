@@ -22,16 +22,31 @@ def events_between(prefix: str, first: str, last: str) -> list[Event]:
 def test_folder_selection_by_name_then_by_marker(tmp_path):
     lake, fs = Lake(str(tmp_path / "lake")), LocalFileSystem()
     # Named before the window: cannot hold its events, so its (broken) marker is never opened.
-    before = write_shredded_run(lake, "run=2026-03-01-23-00-00", events_between("a", "2026-03-01 22:00:00", "2026-03-01 22:30:00"))
+    before = write_shredded_run(
+        lake, "run=2026-03-01-23-00-00", events_between("a", "2026-03-01 22:00:00", "2026-03-01 22:30:00")
+    )
     (before / "shredding_complete.json").write_text("{broken")
-    write_shredded_run(lake, "run=2026-03-02-06-00-00", events_between("b", "2026-03-02 05:00:00", "2026-03-02 05:59:00"))
-    write_shredded_run(lake, "run=2026-03-02-07-00-00", events_between("c", "2026-03-02 06:10:00", "2026-03-02 06:20:00"), complete=False)
+    write_shredded_run(
+        lake, "run=2026-03-02-06-00-00", events_between("b", "2026-03-02 05:00:00", "2026-03-02 05:59:00")
+    )
+    write_shredded_run(
+        lake,
+        "run=2026-03-02-07-00-00",
+        events_between("c", "2026-03-02 06:10:00", "2026-03-02 06:20:00"),
+        complete=False,
+    )
     write_shredded_run(lake, "run=2026-03-02-08-00-00", [])
     # Named in the window but holding only old events, delivered late: outside by its marker.
-    write_shredded_run(lake, "run=2026-03-02-09-00-00", events_between("d", "2026-03-01 20:00:00", "2026-03-01 21:00:00"))
+    write_shredded_run(
+        lake, "run=2026-03-02-09-00-00", events_between("d", "2026-03-01 20:00:00", "2026-03-01 21:00:00")
+    )
     # Late-arriving events of the window in a folder after it: read.
-    write_shredded_run(lake, "run=2026-03-02-13-00-00", events_between("e", "2026-03-02 11:30:00", "2026-03-02 12:59:00"))
-    write_shredded_run(lake, "run=2026-03-03-00-00-00", events_between("f", "2026-03-02 12:30:00", "2026-03-02 23:00:00"))
+    write_shredded_run(
+        lake, "run=2026-03-02-13-00-00", events_between("e", "2026-03-02 11:30:00", "2026-03-02 12:59:00")
+    )
+    write_shredded_run(
+        lake, "run=2026-03-03-00-00-00", events_between("f", "2026-03-02 12:30:00", "2026-03-02 23:00:00")
+    )
     (Path(lake.uri("shredded", "good")) / "not-a-run").mkdir()
 
     selection = select_run_folders(fs, lake, LOWER, UPPER)
@@ -44,9 +59,15 @@ def test_folder_selection_by_name_then_by_marker(tmp_path):
 
 def test_an_unreadable_marker_is_a_clear_error(tmp_path):
     lake, fs = Lake(str(tmp_path / "lake")), LocalFileSystem()
-    good = write_shredded_run(lake, "run=2026-03-02-06-00-00", events_between("b", "2026-03-02 05:00:00", "2026-03-02 05:59:00"))
-    (good / "shredding_complete.json").write_text(json.dumps({"data": {"timestamps": {"min": 3}, "count": {"good": 2}}}))
-    with pytest.raises(ValueError, match="unreadable completion marker .*run=2026-03-02-06-00-00/shredding_complete.json"):
+    good = write_shredded_run(
+        lake, "run=2026-03-02-06-00-00", events_between("b", "2026-03-02 05:00:00", "2026-03-02 05:59:00")
+    )
+    (good / "shredding_complete.json").write_text(
+        json.dumps({"data": {"timestamps": {"min": 3}, "count": {"good": 2}}})
+    )
+    with pytest.raises(
+        ValueError, match="unreadable completion marker .*run=2026-03-02-06-00-00/shredding_complete.json"
+    ):
         select_run_folders(fs, lake, LOWER, UPPER)
 
 
@@ -66,7 +87,9 @@ def test_window_events_are_read_with_page_view_ids_deduplicated_and_counted(spar
     with open(folder / "shredded-types" / WEB_PAGE_TYPE / "version=1-0-0" / "part-00000", "a") as f:
         f.write(extra + "\n")
     # The same event again in a later folder, enriched later: the copy enriched first is kept.
-    write_shredded_run(lake, "run=2026-03-02-07-00-00", [Event("e1", at, "s", "u", page_view="p1", etl=at + timedelta(hours=1))])
+    write_shredded_run(
+        lake, "run=2026-03-02-07-00-00", [Event("e1", at, "s", "u", page_view="p1", etl=at + timedelta(hours=1))]
+    )
 
     folders = select_run_folders(fs, lake, LOWER, UPPER).folders
     observation = Observation("test")

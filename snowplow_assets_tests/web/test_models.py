@@ -8,7 +8,9 @@ from snowplow_assets.web.sessions_lifecycle import merge_lifecycle, touched_sess
 from snowplow_assets.web.users import users
 
 T = datetime(2026, 3, 1, 10, 0, 0)
-LIFECYCLE = "session_id STRING, domain_userid STRING, start_tstamp TIMESTAMP, end_tstamp TIMESTAMP, first_event_id STRING"
+LIFECYCLE = (
+    "session_id STRING, domain_userid STRING, start_tstamp TIMESTAMP, end_tstamp TIMESTAMP, first_event_id STRING"
+)
 EXISTING = f"{LIFECYCLE}, is_quarantined BOOLEAN, start_date STRING"
 EVENTS = (
     "event_id STRING, event STRING, collector_tstamp TIMESTAMP, event_time TIMESTAMP, ping_time TIMESTAMP, "
@@ -65,7 +67,14 @@ def test_lifecycle_merges_with_least_and_greatest_and_caps_long_sessions(spark):
 
     def view(name):
         r = rows[name]
-        return r["domain_userid"], r["start_tstamp"], r["end_tstamp"], r["first_event_id"], r["is_quarantined"], r["is_new"]
+        return (
+            r["domain_userid"],
+            r["start_tstamp"],
+            r["end_tstamp"],
+            r["first_event_id"],
+            r["is_quarantined"],
+            r["is_new"],
+        )
 
     assert view("new") == ("u1", s(0), s(100), "n1", False, True)
     assert view("later") == ("u2", s(0), s(900), "l1", False, False)
@@ -113,7 +122,11 @@ def test_page_views_sessions_and_users(spark):
     assert (shoes["start_tstamp"], shoes["end_tstamp"], shoes["page_view_in_session_index"]) == (s(40), s(40), 2)
     cart = view_rows["cart"]
     assert (cart["session_id"], cart["page_pings"], cart["engaged_time_in_s"]) == ("b", 2, 10 * (2 - 1) + 5)
-    assert (cart["collector_tstamp"], cart["page_url"], cart["domain_userid"]) == (s(100), "https://shop.example.com/cart", "user-b")
+    assert (cart["collector_tstamp"], cart["page_url"], cart["domain_userid"]) == (
+        s(100),
+        "https://shop.example.com/cart",
+        "user-b",
+    )
 
     session_rows = {r.session_id: r.asDict() for r in sessions(events, views, heartbeat=10).collect()}
     a, b, c = session_rows["a"], session_rows["b"], session_rows["c"]

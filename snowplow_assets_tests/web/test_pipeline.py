@@ -49,7 +49,15 @@ BATCHES = {
         *page_view("s1/home", "s1", "u1", T0, pings=(12, 25)),
         *page_view("s1/shoes", "s1", "u1", T0 + m(5), pings=(11, 22, 41)),
         # created four days before it was sent: dropped as late (days_late_allowed = 3)
-        Event("s1/stale", T0 + m(7), "s1", "u1", event="struct", created=T0 + m(7) - 4 * D, sent=T0 + m(7) - timedelta(seconds=1)),
+        Event(
+            "s1/stale",
+            T0 + m(7),
+            "s1",
+            "u1",
+            event="struct",
+            created=T0 + m(7) - 4 * D,
+            sent=T0 + m(7) - timedelta(seconds=1),
+        ),
         Event("anonymous", T0 + m(8), None, None),
         Event("before-start-date", ts("2026-02-28 23:00:00"), "s0", "u9"),
         *page_view("s3/home", "s3", "u2", T0 + m(50), pings=(10, 20)),
@@ -214,7 +222,9 @@ def test_what_the_first_window_dropped_is_counted(incremental):
 def test_quarantined_bot_session_is_capped_and_frozen(spark, incremental):
     lake, history = incremental
     quarantined = table_rows(spark, lake, "quarantined_sessions")
-    assert [(row[0], row[2], row[3]) for row in quarantined] == [(uid("bot"), T0.replace(tzinfo=None) + m(10), CAP.replace(tzinfo=None))]
+    assert [(row[0], row[2], row[3]) for row in quarantined] == [
+        (uid("bot"), T0.replace(tzinfo=None) + m(10), CAP.replace(tzinfo=None))
+    ]
     sessions = {row[0]: row for row in table_rows(spark, lake, SESSIONS)}
     bot = sessions[uid("bot")]
     assert (bot[4], bot[6]) == (4, 4)  # page views, events: bot/1 to bot/4; bot/5 onwards are past the cap
@@ -269,7 +279,9 @@ def test_sessions_are_matched_within_session_lookback_days(spark, tmp_path):
         result = web.build(MODELS[0])
         [unique] = web.check(MODELS[0])
     assert (result.counts["new_sessions"], result.counts["sessions_touched"]) == (1, 2)
-    rows = sorted((r.session_id, r.start_tstamp, r.end_tstamp) for r in read_table(spark, fs, lake, TABLES[MODELS[0]]).collect())
+    rows = sorted(
+        (r.session_id, r.start_tstamp, r.end_tstamp) for r in read_table(spark, fs, lake, TABLES[MODELS[0]]).collect()
+    )
     naive = lambda moment: moment.replace(tzinfo=None)  # noqa: E731
     assert rows == sorted([
         (uid("recent"), naive(T0 + 2 * D), naive(T0 + 4 * D)),

@@ -107,7 +107,9 @@ def test_models_not_enabled_are_ignored_and_missing_ones_are_new():
 
 
 def test_a_model_at_or_past_the_upper_limit_writes_nothing():
-    limits = run_limits(MODELS, manifest(**{model: "2021-01-07 00:00:00" for model in MODELS}), at("2021-01-07 00:00:00"), V)
+    limits = run_limits(
+        MODELS, manifest(**{model: "2021-01-07 00:00:00" for model in MODELS}), at("2021-01-07 00:00:00"), V
+    )
     assert limits.upper == at("2021-01-07 00:00:00")
     assert not limits.should_run(limits.upper)
     assert not limits.should_run(limits.upper + timedelta(seconds=1))

@@ -61,7 +61,9 @@ def test_a_promised_earliest_day_saves_staging_and_is_enforced(spark, tmp_path):
     assert (report.rows, report.floor) == (1, date(2026, 3, 5))
     assert not Path(staging, "things", "new").exists()
     with pytest.raises(ValueError, match="start on 2026-03-04, before the promised 2026-03-05; nothing was published"):
-        upsert(spark, fs, lake, SPEC, rows(spark, ("a", 2, "2026-03-04 10:00:00")), staging, 0, earliest=date(2026, 3, 5))
+        upsert(
+            spark, fs, lake, SPEC, rows(spark, ("a", 2, "2026-03-04 10:00:00")), staging, 0, earliest=date(2026, 3, 5)
+        )
     assert contents(spark, lake) == [("a", 1, "2026-03-05")]
 
 

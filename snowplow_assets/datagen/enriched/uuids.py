@@ -21,8 +21,8 @@ class Uuids:
         if not self._ready:
             h = self._rng.randbytes(16 * 1024).hex()
             self._ready = [
-                f"{h[i:i + 8]}-{h[i + 8:i + 12]}-4{h[i + 13:i + 16]}-{_UUID_VARIANT[h[i + 16]]}"
-                f"{h[i + 17:i + 20]}-{h[i + 20:i + 32]}"
+                f"{h[i : i + 8]}-{h[i + 8 : i + 12]}-4{h[i + 13 : i + 16]}-{_UUID_VARIANT[h[i + 16]]}"
+                f"{h[i + 17 : i + 20]}-{h[i + 20 : i + 32]}"
                 for i in range(0, len(h), 32)
             ]
         return self._ready.pop()

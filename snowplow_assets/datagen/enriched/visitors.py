@@ -323,9 +323,7 @@ class WebTraffic:
         values[V_STRUCT] = struct
         return values, event_ms
 
-    def _unstruct(
-        self, event_ms: int, visitor: Visitor, kind: EventKind, unstruct: str
-    ) -> tuple[list[str], int]:
+    def _unstruct(self, event_ms: int, visitor: Visitor, kind: EventKind, unstruct: str) -> tuple[list[str], int]:
         values = self._event(kind, event_ms, visitor)
         values[V_UNSTRUCT] = unstruct
         return values, event_ms

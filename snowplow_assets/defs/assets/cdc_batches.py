@@ -68,7 +68,10 @@ def build_cdc_batches(models: CdcModels) -> dg.AssetsDefinition:
         results = cut_batches(
             session, fs, lake.lake, models, full=config.full, retention_hours=cdc.batch_retention_hours
         )
-        metadata: dict[str, object] = {"models": _results_table(results), "path": dg.MetadataValue.path(lake.lake.uri("cdc", "batches"))}
+        metadata: dict[str, object] = {
+            "models": _results_table(results),
+            "path": dg.MetadataValue.path(lake.lake.uri("cdc", "batches")),
+        }
         for result in results:
             context.log.info(f"{result.model}: {result.message}")
             batch = result.batch

@@ -20,7 +20,13 @@ def cdc_latest(lake: LakeResource, spark: LazyPySparkResource, cdc: CdcResource)
     written = write_latest(spark.spark_session, lake.filesystem(), lake.lake, list(models.models.values()))
     metadata: dict[str, object] = {
         "models": metadata_table(
-            [("model", "string"), ("rows", "int"), ("columns", "int"), ("batch_boundary_ms", "int"), ("landings_read", "int")],
+            [
+                ("model", "string"),
+                ("rows", "int"),
+                ("columns", "int"),
+                ("batch_boundary_ms", "int"),
+                ("landings_read", "int"),
+            ],
             [
                 {
                     "model": m.model,

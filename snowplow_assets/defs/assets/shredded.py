@@ -1,4 +1,3 @@
-
 import dataclasses
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -12,7 +11,12 @@ from snowplow_assets.defs.checks.event_manifest_checks import (
     event_manifest_check_result,
 )
 from snowplow_assets.defs.checks.partition_range import combine_partition_results
-from snowplow_assets.defs.checks.shred_checks import ATOMIC_EVENTS, SHRED_CHECK_SPECS, SHREDDED_TYPES, shred_check_results
+from snowplow_assets.defs.checks.shred_checks import (
+    ATOMIC_EVENTS,
+    SHRED_CHECK_SPECS,
+    SHREDDED_TYPES,
+    shred_check_results,
+)
 from snowplow_assets.defs.partitions import enriched_runs
 from snowplow_assets.defs.pools import SHRED_POOL
 from snowplow_assets.defs.resources import EventManifestResource, LakeResource, ShredResource

@@ -20,9 +20,9 @@ import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
 from snowplow_assets.defs.checks.web_checks import WEB_CHECK_SPECS, web_check_results
-from snowplow_assets.defs.resources import LakeResource, WebModelsResource
 from snowplow_assets.defs.manifests.web_manifest import LAST_SUCCESS, WEB_MODELS_JOB, read_web_manifest, web_asset_key
 from snowplow_assets.defs.pools import WEB_MODELS_POOL
+from snowplow_assets.defs.resources import LakeResource, WebModelsResource
 from snowplow_assets.web.pipeline import TABLES, ModelResult, WebRun, drop_summary
 from snowplow_assets.web.variables import MODELS, UPSTREAM, closed_upstream
 
@@ -120,7 +120,8 @@ def build_web_models(
             if model == MODELS[0] and result.counts:
                 context.log.info(drop_summary(result.counts))
             yield dg.MaterializeResult(
-                asset_key=web_asset_key(model), metadata=_metadata(run, result, lake.lake.web_model(TABLES[model].model))
+                asset_key=web_asset_key(model),
+                metadata=_metadata(run, result, lake.lake.web_model(TABLES[model].model)),
             )
             outcomes = run.check(model)
             yield from web_check_results(model, outcomes, set(context.selected_asset_check_keys))

@@ -31,7 +31,9 @@ def combine_partition_results(by_partition: Mapping[str, Sequence[dg.AssetCheckR
     return [_combined(asset_key, check_name, results) for (asset_key, check_name), results in checks.items()]
 
 
-def _combined(asset_key: dg.AssetKey | None, check_name: str | None, results: Mapping[str, dg.AssetCheckResult]) -> dg.AssetCheckResult:
+def _combined(
+    asset_key: dg.AssetKey | None, check_name: str | None, results: Mapping[str, dg.AssetCheckResult]
+) -> dg.AssetCheckResult:
     failed = [partition for partition, result in results.items() if not result.passed]
     if failed:
         shown = "; ".join(f"{p}: {results[p].description or 'failed'}" for p in failed[:SHOWN])
@@ -40,7 +42,11 @@ def _combined(asset_key: dg.AssetKey | None, check_name: str | None, results: Ma
     else:
         description = f"passed for each of {len(results)} partitions"
     details = {
-        partition: {"passed": result.passed, "description": result.description, **{k: _plain(v) for k, v in result.metadata.items()}}
+        partition: {
+            "passed": result.passed,
+            "description": result.description,
+            **{k: _plain(v) for k, v in result.metadata.items()},
+        }
         for partition, result in results.items()
     }
     return dg.AssetCheckResult(

@@ -1,6 +1,5 @@
 """The blocking checks of every shred output; their logic is in snowplow_assets/events/output_checks.py."""
 
-
 from collections.abc import Iterator
 
 import dagster as dg
@@ -30,8 +29,6 @@ SHRED_CHECK_SPECS = [
 ]
 
 
-def shred_check_results(
-    spark: SparkSession, fs: LakeFileSystem, report: ShredReport
-) -> Iterator[dg.AssetCheckResult]:
+def shred_check_results(spark: SparkSession, fs: LakeFileSystem, report: ShredReport) -> Iterator[dg.AssetCheckResult]:
     for outcome in check_shredded_output(spark, fs, report):
         yield check_result(_CHECKS[outcome.name][0], outcome)

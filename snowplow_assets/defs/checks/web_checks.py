@@ -4,9 +4,9 @@ from collections.abc import Iterable, Iterator
 
 import dagster as dg
 
-from snowplow_assets.defs.manifests.web_manifest import web_asset_key
 from snowplow_assets.check_outcome import CheckOutcome
 from snowplow_assets.defs.checks.check_results import check_result
+from snowplow_assets.defs.manifests.web_manifest import web_asset_key
 from snowplow_assets.web.checks import PAGE_VIEW_COUNTS_AGREE, QUARANTINED_SESSIONS_FROZEN, UNIQUE_KEYS
 from snowplow_assets.web.pipeline import TABLES
 from snowplow_assets.web.variables import MODELS, SESSIONS

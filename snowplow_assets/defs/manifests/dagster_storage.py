@@ -236,13 +236,21 @@ class DagsterStorage:
     def registrations(self, partitions_def: str, names: Collection[str] | None) -> dict[str, float | None]:
         """Partition → when it was added to the dynamic partitions definition."""
         table = DynamicPartitionsTable
-        query = db_select([table.c.partition, table.c.create_timestamp]).where(table.c.partitions_def_name == partitions_def)
+        query = db_select([table.c.partition, table.c.create_timestamp]).where(
+            table.c.partitions_def_name == partitions_def
+        )
         return {row[0]: epoch(row[1]) for q in _filtered(query, table.c.partition, names) for row in self._events(q)}
 
-    def _asset_events(self, asset: dg.AssetKey, event_type: str, columns: list[Any], names: Collection[str] | None) -> list[Any]:
+    def _asset_events(
+        self, asset: dg.AssetKey, event_type: str, columns: list[Any], names: Collection[str] | None
+    ) -> list[Any]:
         """Rows of the asset's partition events of one type, in storage order; the first column must be the id."""
         table = SqlEventLogStorageTable
-        query = db_select(columns).where(table.c.asset_key == asset.to_string()).where(table.c.dagster_event_type == event_type)
+        query = (
+            db_select(columns)
+            .where(table.c.asset_key == asset.to_string())
+            .where(table.c.dagster_event_type == event_type)
+        )
         # No ORDER BY in SQL: SQLite would then walk the (asset, type, id) index over every partition instead of
         # seeking the (asset, type, partition) one. For the same reason `IN (names)` stands alone.
         if names is None:
@@ -268,7 +276,9 @@ class DagsterStorage:
                     planned[partition].add(run_id)
         return planned
 
-    def materializations(self, asset: dg.AssetKey, names: Collection[str] | None, payloads: bool) -> dict[tuple[str, str], StoredOutput]:
+    def materializations(
+        self, asset: dg.AssetKey, names: Collection[str] | None, payloads: bool
+    ) -> dict[tuple[str, str], StoredOutput]:
         """(partition, run id) → the run's last materialisation of the asset partition."""
         t = SqlEventLogStorageTable
         columns = [t.c.id, t.c.run_id, t.c.partition, t.c.timestamp] + ([t.c.event] if payloads else [])
@@ -288,13 +298,25 @@ class DagsterStorage:
 
     def runs(self, run_ids: Collection[str] | None) -> dict[str, StoredRun]:
         t = RunsTable
-        query = db_select([t.c.run_id, t.c.pipeline_name, t.c.status, t.c.create_timestamp, t.c.start_time, t.c.end_time, t.c.update_timestamp])
+        query = db_select(
+            [
+                t.c.run_id,
+                t.c.pipeline_name,
+                t.c.status,
+                t.c.create_timestamp,
+                t.c.start_time,
+                t.c.end_time,
+                t.c.update_timestamp,
+            ]
+        )
         rows = [row for q in _filtered(query, t.c.run_id, run_ids) for row in self._runs(q)]
         tags = RunTagsTable
         backfill_query = db_select([tags.c.run_id, tags.c.value]).where(tags.c.key == BACKFILL_ID_TAG)
         backfills = dict(row for q in _filtered(backfill_query, tags.c.run_id, run_ids) for row in self._runs(q))
         return {
-            row[0]: StoredRun(row[0], row[1], row[2], row[3], epoch(row[4]), epoch(row[5]), row[6], backfills.get(row[0]))
+            row[0]: StoredRun(
+                row[0], row[1], row[2], row[3], epoch(row[4]), epoch(row[5]), row[6], backfills.get(row[0])
+            )
             for row in rows
         }
 
@@ -302,4 +324,8 @@ class DagsterStorage:
         """Run id → why the run failed or was canceled (`failure_payload`)."""
         t = SqlEventLogStorageTable
         query = db_select([t.c.run_id, t.c.event]).where(t.c.dagster_event_type.in_([_RUN_FAILURE, _RUN_CANCELED]))
-        return {run_id: failure_payload(event) for q in _filtered(query, t.c.run_id, run_ids) for run_id, event in self._events(q)}
+        return {
+            run_id: failure_payload(event)
+            for q in _filtered(query, t.c.run_id, run_ids)
+            for run_id, event in self._events(q)
+        }

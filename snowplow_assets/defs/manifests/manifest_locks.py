@@ -59,7 +59,9 @@ def resolved_since(
 ) -> tuple[list[str], int | None]:
     """Items an operator resolved after the observation `after_storage_id`, oldest first, and the new cursor."""
     result = instance.fetch_observations(
-        dg.AssetRecordsFilter(asset_key=kind.operator_asset, after_storage_id=after_storage_id), limit=limit, ascending=True
+        dg.AssetRecordsFilter(asset_key=kind.operator_asset, after_storage_id=after_storage_id),
+        limit=limit,
+        ascending=True,
     )
     names: list[str] = []
     for record in result.records:

@@ -5,7 +5,13 @@ from typing import Any
 
 import dagster as dg
 
-from snowplow_assets.defs.manifests.processing_manifest import ACTIONS, MANIFEST_ACTION, RESOLVES, ItemKind, ProcessingManifest
+from snowplow_assets.defs.manifests.processing_manifest import (
+    ACTIONS,
+    MANIFEST_ACTION,
+    RESOLVES,
+    ItemKind,
+    ProcessingManifest,
+)
 from snowplow_assets.processing import Item, State
 
 MAX_REASON = 2000
@@ -49,9 +55,13 @@ def record_operator_action(
     else:
         current = item.current
         if item.state not in (State.FAILED, State.SKIPPED) or current is None:
-            raise ValueError(f"cannot resolve {item.id}: it is {item.state.value}; only Failed or Skipped items can be resolved")
+            raise ValueError(
+                f"cannot resolve {item.id}: it is {item.state.value}; only Failed or Skipped items can be resolved"
+            )
         if not item.valid:
             raise ValueError(f"cannot resolve {item.id}: it is invalid ({'; '.join(item.problems)}); skip it instead")
         metadata[RESOLVES] = current.id
-    instance.report_runless_asset_event(dg.AssetObservation(asset_key=kind.operator_asset, partition=name, metadata=metadata))
+    instance.report_runless_asset_event(
+        dg.AssetObservation(asset_key=kind.operator_asset, partition=name, metadata=metadata)
+    )
     return manifest.item(kind, name)

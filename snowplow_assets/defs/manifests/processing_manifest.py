@@ -62,8 +62,12 @@ class ItemKind:
         return f"{self.prefix}/{name}"
 
 
-RUN_FOLDERS = ItemKind("enriched", enriched_runs.name, RUN_FOLDER, dg.AssetKey("shredded_types"), dg.AssetKey("enriched_batch"))
-CDC_LANDINGS = ItemKind("cdc/landing", cdc_landings.name, CDC_LANDING_FOLDER, dg.AssetKey("cdc_history"), dg.AssetKey("cdc_history"))
+RUN_FOLDERS = ItemKind(
+    "enriched", enriched_runs.name, RUN_FOLDER, dg.AssetKey("shredded_types"), dg.AssetKey("enriched_batch")
+)
+CDC_LANDINGS = ItemKind(
+    "cdc/landing", cdc_landings.name, CDC_LANDING_FOLDER, dg.AssetKey("cdc_history"), dg.AssetKey("cdc_history")
+)
 KINDS = (RUN_FOLDERS, CDC_LANDINGS)
 
 
@@ -76,7 +80,9 @@ def parse_item(text: str) -> tuple[ItemKind, str]:
     else:
         kind, name = RUN_FOLDERS, text
         if not RUN_FOLDER.fullmatch(text):
-            raise ValueError(f"not an item: {text!r}; expected enriched/run=YYYY-MM-DD-hh-mm-ss or cdc/landing/<folder>")
+            raise ValueError(
+                f"not an item: {text!r}; expected enriched/run=YYYY-MM-DD-hh-mm-ss or cdc/landing/<folder>"
+            )
     if not kind.pattern.fullmatch(name):
         raise ValueError(f"not a {kind.prefix} item name: {name!r} in {text!r}")
     return kind, name
@@ -153,8 +159,16 @@ class ProcessingManifest:
             payload = {k: v for k, v in metadata.items() if k not in (MANIFEST_ACTION, RESOLVES)}
             previous = metadata.get(RESOLVES) if state is State.RESOLVED else None
             found[observation.partition].append(
-                Record(f"observation:{observation.storage_id}", kind.item_id(observation.partition), OPERATOR, None,
-                       epoch(observation.stored_at), state, payload, previous)
+                Record(
+                    f"observation:{observation.storage_id}",
+                    kind.item_id(observation.partition),
+                    OPERATOR,
+                    None,
+                    epoch(observation.stored_at),
+                    state,
+                    payload,
+                    previous,
+                )
             )
         return found
 
@@ -169,31 +183,54 @@ class ProcessingManifest:
         for name in wanted:
             if name in found.registered:
                 records[name].append(
-                    Record("registered", kind.item_id(name), kind.partitions_def, None, found.registered[name], State.NEW, {})
+                    Record(
+                        "registered",
+                        kind.item_id(name),
+                        kind.partitions_def,
+                        None,
+                        found.registered[name],
+                        State.NEW,
+                        {},
+                    )
                 )
             elif name in discovered:
                 records[name].append(
-                    Record("registered", kind.item_id(name), discovered[name], None, None, State.NEW, {"discovered": True})
+                    Record(
+                        "registered", kind.item_id(name), discovered[name], None, None, State.NEW, {"discovered": True}
+                    )
                 )
         for name, run_ids in found.planned.items():
             for run_id in run_ids:
                 if run_id in found.runs:  # a deleted run takes its events along; a leftover plan is half a deletion
-                    records[name].extend(self._run_records(kind, name, found.runs[run_id], found.materialised, found.failures))
+                    records[name].extend(
+                        self._run_records(kind, name, found.runs[run_id], found.materialised, found.failures)
+                    )
         for (name, run_id), output in found.materialised.items():
             if run_id not in found.planned.get(name, ()):
                 # Reported outside a run (or by a run that did not plan it): it closes no Processing record.
                 run = found.runs.get(run_id)
                 application = _application(kind, run.job) if run else "reported"
                 records[name].append(
-                    Record(f"materialization:{output.storage_id}", kind.item_id(name), application, run_id or None,
-                           epoch(output.stored_at), State.PROCESSED, output.payload(_head(kind, run)))
+                    Record(
+                        f"materialization:{output.storage_id}",
+                        kind.item_id(name),
+                        application,
+                        run_id or None,
+                        epoch(output.stored_at),
+                        State.PROCESSED,
+                        output.payload(_head(kind, run)),
+                    )
                 )
         for name, observations in found.observed.items():
             records[name].extend(observations)
         return {name: derive_item(kind.item_id(name), recs) for name, recs in records.items()}
 
     def _run_records(
-        self, kind: ItemKind, name: str, run: StoredRun, materialised: Mapping[tuple[str, str], StoredOutput],
+        self,
+        kind: ItemKind,
+        name: str,
+        run: StoredRun,
+        materialised: Mapping[tuple[str, str], StoredOutput],
         failures: Mapping[str, dict[str, Any]],
     ) -> list[Record]:
         item_id = kind.item_id(name)
@@ -201,21 +238,36 @@ class ProcessingManifest:
         opened = f"run:{run.run_id}:processing"
         start = run.started if run.started is not None else epoch(run.created)
         head = _head(kind, run)
-        records = [Record(opened, item_id, application, run.run_id, start, State.PROCESSING, {**head, "status": run.status})]
+        records = [
+            Record(opened, item_id, application, run.run_id, start, State.PROCESSING, {**head, "status": run.status})
+        ]
         if run.status not in (_SUCCESS, _FAILURE, _CANCELED):
             return records
         end = run.ended if run.ended is not None else epoch(run.updated)
         output = materialised.get((name, run.run_id))
         if run.status == _SUCCESS and output is not None:
             payload = output.payload(head)
-            records.append(Record(f"run:{run.run_id}:processed", item_id, application, run.run_id, end, State.PROCESSED, payload, opened))
+            records.append(
+                Record(
+                    f"run:{run.run_id}:processed",
+                    item_id,
+                    application,
+                    run.run_id,
+                    end,
+                    State.PROCESSED,
+                    payload,
+                    opened,
+                )
+            )
             return records
         if run.status == _SUCCESS:
             reason = {"error": f"the run succeeded without materialising {head['asset']} for {name}"}
         else:
             reason = failures.get(run.run_id, {})
         payload = {**head, "status": run.status, **reason}
-        records.append(Record(f"run:{run.run_id}:failed", item_id, application, run.run_id, end, State.FAILED, payload, opened))
+        records.append(
+            Record(f"run:{run.run_id}:failed", item_id, application, run.run_id, end, State.FAILED, payload, opened)
+        )
         return records
 
 

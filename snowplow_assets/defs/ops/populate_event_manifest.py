@@ -57,7 +57,11 @@ def populate_event_manifest_op(
             yield dg.AssetMaterialization(
                 asset_key=EVENT_MANIFEST,
                 partition=batch.run,
-                metadata={"backend": manifest.backend, "location": manifest.describe(), "batch_etl_time": batch.etl_time},
+                metadata={
+                    "backend": manifest.backend,
+                    "location": manifest.describe(),
+                    "batch_etl_time": batch.etl_time,
+                },
             )
     yield dg.Output(
         None,

@@ -7,7 +7,11 @@ import dagster as dg
 from dagster_aws.s3 import S3Resource
 
 from snowplow_assets.defs.resources.cdc import CdcResource, build_cdc_resource
-from snowplow_assets.defs.resources.event_manifest import EVENT_MANIFEST_TAG, EventManifestResource, event_manifest_run_tags
+from snowplow_assets.defs.resources.event_manifest import (
+    EVENT_MANIFEST_TAG,
+    EventManifestResource,
+    event_manifest_run_tags,
+)
 from snowplow_assets.defs.resources.lake import LakeResource
 from snowplow_assets.defs.resources.shredder import ShredResource
 from snowplow_assets.defs.resources.spark import SparkResource

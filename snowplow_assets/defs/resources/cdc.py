@@ -18,4 +18,3 @@ class CdcResource(dg.ConfigurableResource):
 
 def build_cdc_resource(settings: Settings) -> CdcResource:
     return CdcResource(models_path=settings.cdc_models, batch_retention_hours=settings.cdc_batch_retention_hours)
-

@@ -6,7 +6,6 @@ from snowplow_assets.defs.resources.lake import LakeResource
 from snowplow_assets.manifest import EventManifest, make_event_manifest
 from snowplow_assets.settings import Settings
 
-
 # Runs that write the event manifest carry this tag, valued by the backend; dagster.yaml lets one run
 # tagged `lake` execute at a time, because the lake backend's check-and-set is read-join-write.
 EVENT_MANIFEST_TAG = "snowplow/event-manifest"

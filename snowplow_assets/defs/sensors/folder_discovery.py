@@ -111,7 +111,11 @@ def folder_sensor(
     only list files, and never start Spark."""
 
     @dg.sensor(
-        name=name, job=job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING, description=description
+        name=name,
+        job=job,
+        minimum_interval_seconds=30,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description=description,
     )
     def _sensor(context: dg.SensorEvaluationContext, lake: LakeResource) -> dg.SensorResult:
         return evaluate_folder_sensor(context, name, kind, lake.filesystem(), folder(lake.lake), Settings())

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from dagster._core.definitions.reconstruct import ReconstructableJob
 from dagster._core.execution.backfill import BulkActionStatus
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG, BACKFILL_ID_TAG
 from dagster._daemon.backfill import execute_backfill_iteration
 from dagster._daemon.daemon import get_default_daemon_logger
-from dagster._core.definitions.reconstruct import ReconstructableJob
 from pyspark.sql import SparkSession
 
 from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest
@@ -18,7 +18,7 @@ from snowplow_assets.processing import State
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.defs.backfills import SHRED_ASSETS, launch_backfill, project_workspace
 from snowplow_assets_tests.events.builders import event_line
-from snowplow_assets_tests.events.test_shred_batch import A, GOLDEN_INPUT, NOT_TSV
+from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, NOT_TSV, A
 
 FIRST, SECOND, THIRD = (f"run=2026-03-07-0{h}-00-00" for h in range(3))
 BROKEN, LATER = "run=2026-03-07-03-00-00", "run=2026-03-07-04-00-00"
@@ -26,6 +26,7 @@ NEW_EVENT = event_line(event_id="eeeeeeee-5555-4555-8555-555555555555", event_fi
 # FIRST is the golden batch; SECOND only repeats an event FIRST holds, a cross-batch duplicate once FIRST is in
 # the event manifest, which shows that the run shreds the folders one after the other, in time order.
 INPUTS = {FIRST: GOLDEN_INPUT, SECOND: [A], THIRD: [NEW_EVENT, NOT_TSV]}
+
 
 class Backfilled:
     def __init__(self, instance: dg.DagsterInstance, lake: Lake, ok: str, failed: str, spark_starts: int) -> None:
@@ -64,7 +65,10 @@ def backfilled(tmp_path_factory, spark) -> Backfilled:
         # Runs execute at once, in this process: what the queued coordinator and the default launcher do, minus
         # the queue (dagster.yaml's queue and pool are proved in test_dagster_yaml.py) and the subprocess.
         "run_coordinator": {"module": "dagster._core.run_coordinator", "class": "DefaultRunCoordinator"},
-        "run_launcher": {"module": "dagster._core.launcher.sync_in_memory_run_launcher", "class": "SyncInMemoryRunLauncher"},
+        "run_launcher": {
+            "module": "dagster._core.launcher.sync_in_memory_run_launcher",
+            "class": "SyncInMemoryRunLauncher",
+        },
     }
     with pytest.MonkeyPatch.context() as patch, dg.instance_for_test(overrides=overrides) as instance:
         patch.setenv("SNOWPLOW_LAKE", lake.root)
@@ -87,7 +91,9 @@ def backfilled(tmp_path_factory, spark) -> Backfilled:
 
 
 def _metadata(instance: dg.DagsterInstance, asset: str, partition: str) -> dict:
-    [record] = instance.fetch_materializations(dg.AssetRecordsFilter(dg.AssetKey(asset), asset_partitions=[partition]), limit=5).records
+    [record] = instance.fetch_materializations(
+        dg.AssetRecordsFilter(dg.AssetKey(asset), asset_partitions=[partition]), limit=5
+    ).records
     return {k: v.value for k, v in record.asset_materialization.metadata.items()}
 
 
@@ -102,7 +108,9 @@ def test_a_backfill_of_several_run_folders_is_one_run_with_one_spark_session(bac
 def test_each_run_folder_is_recorded_on_its_own_partition(backfilled):
     instance, lake = backfilled.instance, backfilled.lake
     counts = {name: _metadata(instance, "atomic_events", name) for name in INPUTS}
-    assert {name: (m["lines_read"], m["good"], m["bad"], m["cross_batch_duplicates_removed"]) for name, m in counts.items()} == {
+    assert {
+        name: (m["lines_read"], m["good"], m["bad"], m["cross_batch_duplicates_removed"]) for name, m in counts.items()
+    } == {
         FIRST: (7, 4, 2, 0),
         SECOND: (1, 0, 0, 1),
         THIRD: (2, 1, 1, 0),
@@ -112,18 +120,26 @@ def test_each_run_folder_is_recorded_on_its_own_partition(backfilled):
         assert _metadata(instance, "enriched_batch", name)["path"] == lake.enriched_run(name)
         assert _metadata(instance, "event_manifest", name)["backend"] == "lake"
     types = _metadata(instance, "shredded_types", FIRST)["entity_types"]
-    assert len(types.records) == 4 and _metadata(instance, "shredded_types", THIRD)["entities"] == 2  # a web_page and a ua_parser context
+    # the third run's entities: a web_page and a ua_parser context
+    assert len(types.records) == 4 and _metadata(instance, "shredded_types", THIRD)["entities"] == 2
 
 
 def test_each_check_is_evaluated_per_run_folder_and_reported_once(backfilled):
     [run] = backfilled.runs(backfilled.ok)
     evaluations = [
         record.event_log_entry.dagster_event.asset_check_evaluation_data
-        for record in backfilled.instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records
+        for record in backfilled.instance.get_records_for_run(
+            run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION
+        ).records
     ]
     assert sorted(e.check_name for e in evaluations) == sorted(
-        ["unique_event_ids", "lines_accounted_for", "entities_have_events", "renamed_events_have_duplicate_context",
-         "kept_events_not_held_by_other_batches"]
+        [
+            "unique_event_ids",
+            "lines_accounted_for",
+            "entities_have_events",
+            "renamed_events_have_duplicate_context",
+            "kept_events_not_held_by_other_batches",
+        ]
     )
     for evaluation in evaluations:
         assert evaluation.passed and evaluation.metadata["partitions"].value == 3
@@ -156,12 +172,18 @@ def test_a_folder_that_cannot_be_shredded_fails_its_run_at_once_and_every_item_o
     instance = backfilled.instance
     [run] = backfilled.runs(backfilled.failed)
     assert run.status == dg.DagsterRunStatus.FAILURE
-    assert instance.get_materialized_partitions(dg.AssetKey("atomic_events")) == set(INPUTS), "nothing of the failed run"
+    assert instance.get_materialized_partitions(dg.AssetKey("atomic_events")) == set(INPUTS), (
+        "nothing of the failed run"
+    )
     assert not Path(backfilled.lake.shredded_good(LATER)).exists(), "the folder after the broken one is not shredded"
     items = ProcessingManifest(instance).items(RUN_FOLDERS, [BROKEN, LATER])
     for item in items.values():
         assert (item.state, item.valid, item.may_start) == (State.FAILED, True, False)
         failed = item.records[-1]
-        assert (failed.run_id, failed.payload["backfill"], failed.payload["step"]) == (run.run_id, backfilled.failed, "shred")
+        assert (failed.run_id, failed.payload["backfill"], failed.payload["step"]) == (
+            run.run_id,
+            backfilled.failed,
+            "shred",
+        )
         assert failed.payload["run_folder"] == BROKEN, "the reason names the folder that failed"
         assert failed.payload["error"], "and gives the error Spark raised"

@@ -37,7 +37,8 @@ def evaluation(result, name):
     [found] = [
         e.asset_check_evaluation_data
         for e in result.all_events
-        if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION and e.asset_check_evaluation_data.check_name == name
+        if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION
+        and e.asset_check_evaluation_data.check_name == name
     ]
     return found
 
@@ -69,9 +70,18 @@ def test_populate_then_shred_records_the_event_manifest_and_checks_it(definition
     assert (manifest["backend"], manifest["location"]) == ("lake", lake.event_manifest)
     assert manifest["batch_etl_time"] == int((ETL + timedelta(hours=1)).timestamp())
     assert (manifest["cross_batch_duplicates_removed"], manifest["cross_batch_synthetic_duplicates_renamed"]) == (1, 1)
-    assert (manifest["entries_written"], manifest["pairs_held"], manifest["ids_held"], manifest["runtime_errors"]) == (1, 1, 2, 0)
+    assert (manifest["entries_written"], manifest["pairs_held"], manifest["ids_held"], manifest["runtime_errors"]) == (
+        1,
+        1,
+        2,
+        0,
+    )
     atomic = materialization(shredded, "atomic_events")
-    assert (atomic["good"], atomic["cross_batch_duplicates_removed"], atomic["cross_batch_synthetic_duplicates_renamed"]) == (1, 1, 1)
+    assert (
+        atomic["good"],
+        atomic["cross_batch_duplicates_removed"],
+        atomic["cross_batch_synthetic_duplicates_renamed"],
+    ) == (1, 1, 1)
     check = evaluation(shredded, CHECK_NAME)
     assert check.passed and check.asset_key == dg.AssetKey("event_manifest"), check.description
     assert instance.get_materialized_partitions(dg.AssetKey("event_manifest")) == {RUN1, RUN2}
@@ -82,10 +92,18 @@ def test_a_missing_manifest_fails_the_run_with_a_clear_error(lake, instance, mot
     monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
     monkeypatch.setenv("SNOWPLOW_EVENT_MANIFEST", backend)
     if backend == "lake":  # its index names an entry folder that is gone
-        batch = {"folder": f"{RUN2}.{'0' * 16}", "etl_time": 1, "ttl": 4_000_000_000, "recorded_at": "2026-11-01T11:00:00+00:00"}
+        batch = {
+            "folder": f"{RUN2}.{'0' * 16}",
+            "etl_time": 1,
+            "ttl": 4_000_000_000,
+            "recorded_at": "2026-11-01T11:00:00+00:00",
+        }
         Path(lake.event_manifest).mkdir(parents=True)
         Path(lake.event_manifest_index).write_text(json.dumps({"format": 1, "version": 1, "batches": {RUN2: batch}}))
-        expected = ["lost the entries of 1 batch(es), " + RUN2, "snowplow-assets event-manifest populate --since 2026-11-01"]
+        expected = [
+            "lost the entries of 1 batch(es), " + RUN2,
+            "snowplow-assets event-manifest populate --since 2026-11-01",
+        ]
     else:
         monkeypatch.setenv("SNOWPLOW_EVENT_MANIFEST_DYNAMODB_TABLE", "not-created")
         monkeypatch.setenv("SNOWPLOW_EVENT_MANIFEST_DYNAMODB_REGION", "eu-west-1")
@@ -95,12 +113,16 @@ def test_a_missing_manifest_fails_the_run_with_a_clear_error(lake, instance, mot
 
     write_run_folder(lake, RUN1, [event_line(event_id=A, etl_tstamp=etl(0))])
     instance.add_dynamic_partitions("enriched_runs", [RUN1])
-    result = defs().resolve_job_def("shred_enriched_run").execute_in_process(
-        partition_key=RUN1, instance=instance, raise_on_error=False
+    result = (
+        defs()
+        .resolve_job_def("shred_enriched_run")
+        .execute_in_process(partition_key=RUN1, instance=instance, raise_on_error=False)
     )
     assert not result.success
     [failure] = [e for e in result.all_events if e.is_step_failure]
-    assert all(text in failure.step_failure_data.error.message for text in expected), failure.step_failure_data.error.message
+    assert all(text in failure.step_failure_data.error.message for text in expected), (
+        failure.step_failure_data.error.message
+    )
     assert not Path(lake.uri("shredded")).exists()
 
 
@@ -120,4 +142,6 @@ def test_the_run_queue_lets_one_lake_manifest_writer_run_at_a_time(definitions):
         assert not TagConcurrencyLimitsCounter(limits, []).is_blocked(run(RUN2, dg.DagsterRunStatus.NOT_STARTED))
         # DynamoDB's conditional writes need no serialisation.
         dynamodb = run(RUN1, dg.DagsterRunStatus.STARTED, "dynamodb")
-        assert not TagConcurrencyLimitsCounter(limits, [dynamodb]).is_blocked(run(RUN2, dg.DagsterRunStatus.NOT_STARTED, "dynamodb"))
+        assert not TagConcurrencyLimitsCounter(limits, [dynamodb]).is_blocked(
+            run(RUN2, dg.DagsterRunStatus.NOT_STARTED, "dynamodb")
+        )

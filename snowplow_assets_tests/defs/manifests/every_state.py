@@ -12,7 +12,9 @@ REPORTED, ORPHANED = "run=2026-03-02-07-00-00", "run=2026-03-02-08-00-00"
 
 def write_every_state(instance: dg.DagsterInstance, job: dg.JobDefinition) -> None:
     """REPORTED has a materialisation reported outside any run; ORPHANED lost its registration."""
-    instance.add_dynamic_partitions("enriched_runs", [NEW, RUNNING, DONE, BROKEN, RESOLVED, SKIPPED, REPORTED, ORPHANED])
+    instance.add_dynamic_partitions(
+        "enriched_runs", [NEW, RUNNING, DONE, BROKEN, RESOLVED, SKIPPED, REPORTED, ORPHANED]
+    )
     start(instance, create_run(instance, job, RUNNING))
     succeed(instance, create_run(instance, job, DONE), DONE, {"good": 4, "bad": 2})
     fail(instance, create_run(instance, job, BROKEN), "shred", "ValueError: boom")

@@ -1,7 +1,16 @@
 from snowplow_assets.defs.manifests.manifest_locks import resolved_since, startable_runs
 from snowplow_assets.defs.manifests.operator_actions import record_operator_action
 from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest
-from snowplow_assets_tests.defs.manifests.every_state import BROKEN, DONE, NEW, ORPHANED, REPORTED, RESOLVED, RUNNING, SKIPPED
+from snowplow_assets_tests.defs.manifests.every_state import (
+    BROKEN,
+    DONE,
+    NEW,
+    ORPHANED,
+    REPORTED,
+    RESOLVED,
+    RUNNING,
+    SKIPPED,
+)
 
 
 def test_only_new_and_resolved_valid_items_may_start(every_state):

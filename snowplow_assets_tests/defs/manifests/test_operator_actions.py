@@ -15,7 +15,9 @@ def test_operator_actions_are_observations_and_are_validated(every_state):
             dg.AssetRecordsFilter(dg.AssetKey("enriched_batch"), asset_partitions=[SKIPPED]), limit=5
         ).records
     ]
-    assert observation.metadata["manifest_action"].value == "skip" and observation.metadata["reason"].value == "test data"
+    assert (
+        observation.metadata["manifest_action"].value == "skip" and observation.metadata["reason"].value == "test data"
+    )
 
     for name, action, message in [
         (NEW, "resolve", "only Failed or Skipped"),

@@ -2,13 +2,32 @@ import dagster as dg
 import pytest
 import sqlalchemy
 from dagster._core.events import DagsterEventType, StepMaterializationData
-from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG, PARTITION_NAME_TAG
+from dagster._core.storage.tags import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+    PARTITION_NAME_TAG,
+)
 
 from snowplow_assets.defs.manifests.operator_actions import record_operator_action
-from snowplow_assets.defs.manifests.processing_manifest import CDC_LANDINGS, RUN_FOLDERS, ProcessingManifest, parse_item, read_manifest
+from snowplow_assets.defs.manifests.processing_manifest import (
+    CDC_LANDINGS,
+    RUN_FOLDERS,
+    ProcessingManifest,
+    parse_item,
+    read_manifest,
+)
 from snowplow_assets.processing import State
 from snowplow_assets_tests.defs.manifest_runs import create_run, fail, report, start
-from snowplow_assets_tests.defs.manifests.every_state import BROKEN, DONE, NEW, ORPHANED, REPORTED, RESOLVED, RUNNING, SKIPPED
+from snowplow_assets_tests.defs.manifests.every_state import (
+    BROKEN,
+    DONE,
+    NEW,
+    ORPHANED,
+    REPORTED,
+    RESOLVED,
+    RUNNING,
+    SKIPPED,
+)
 
 
 def test_every_state_is_derived_from_runs_materialisations_and_observations(every_state):
@@ -28,7 +47,11 @@ def test_every_state_is_derived_from_runs_materialisations_and_observations(ever
     assert processed.application == "shred_enriched_run" and processed.previous == items[DONE].records[1].id
     assert processed.payload == {"asset": "shredded_types", "good": 4, "bad": 2}
     failed = items[BROKEN].records[-1]
-    assert (failed.state, failed.payload["step"], failed.payload["error"]) == (State.FAILED, "shred", "ValueError: boom")
+    assert (failed.state, failed.payload["step"], failed.payload["error"]) == (
+        State.FAILED,
+        "shred",
+        "ValueError: boom",
+    )
     assert failed.payload["failure_reason"] == "STEP_FAILURE"
     resolve = items[RESOLVED].records[-1]
     assert (resolve.application, resolve.previous) == ("operator", items[RESOLVED].records[-2].id)
@@ -105,7 +128,9 @@ def test_items_are_named_by_their_lake_path(text, expected):
     assert parse_item(text) == expected
 
 
-@pytest.mark.parametrize("text", ["enriched/run=2026", "enriched/../x", "cdc/landing/../etc", "cdc/landing/", "orders", ""])
+@pytest.mark.parametrize(
+    "text", ["enriched/run=2026", "enriched/../x", "cdc/landing/../etc", "cdc/landing/", "orders", ""]
+)
 def test_bad_item_names_are_refused(text):
     with pytest.raises(ValueError, match="not a"):
         parse_item(text)
@@ -140,18 +165,28 @@ def test_a_plan_naming_a_range_holds_each_item_of_the_range(job, memory_instance
         tags={ASSET_PARTITION_RANGE_START_TAG: names[1], ASSET_PARTITION_RANGE_END_TAG: names[2]},
         status=dg.DagsterRunStatus.NOT_STARTED,
     )
-    [plan] = instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED).records[:1]
+    [plan] = instance.get_records_for_run(
+        run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED
+    ).records[:1]
     assert plan.event_log_entry.dagster_event.event_specific_data.partition is None, "one plan for the range"
 
     manifest = ProcessingManifest(instance)
     assert {n: i.state for n, i in manifest.items(RUN_FOLDERS).items()} == {
-        names[0]: State.NEW, names[1]: State.PROCESSING, names[2]: State.PROCESSING, names[3]: State.NEW
+        names[0]: State.NEW,
+        names[1]: State.PROCESSING,
+        names[2]: State.PROCESSING,
+        names[3]: State.NEW,
     }
     assert manifest.item(RUN_FOLDERS, names[2]).open_runs == (run.run_id,)
     start(instance, run)
     for name in names[1:3]:
-        report(instance, run, DagsterEventType.ASSET_MATERIALIZATION, step_key="shred",
-               event_specific_data=StepMaterializationData(dg.AssetMaterialization("shredded_types", partition=name)))
+        report(
+            instance,
+            run,
+            DagsterEventType.ASSET_MATERIALIZATION,
+            step_key="shred",
+            event_specific_data=StepMaterializationData(dg.AssetMaterialization("shredded_types", partition=name)),
+        )
     report(instance, run, DagsterEventType.RUN_SUCCESS)
     done = manifest.items(RUN_FOLDERS, names[1:3])
     assert all((i.state, i.valid) == (State.PROCESSED, True) for i in done.values()), done

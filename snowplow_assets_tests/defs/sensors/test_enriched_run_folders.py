@@ -55,7 +55,9 @@ def test_the_sensor_starts_only_what_the_manifest_allows(definitions, memory_ins
 
     resolved = record_operator_action(instance, RUN_FOLDERS, failed, "resolve", "bad line removed upstream")
     second = tick(instance, definitions.resources["lake"], first.cursor)
-    assert [(r.partition_key, r.run_key) for r in second.run_requests] == [(failed, f"{failed}#{resolved.records[-1].id}")]
+    assert [(r.partition_key, r.run_key) for r in second.run_requests] == [
+        (failed, f"{failed}#{resolved.records[-1].id}")
+    ]
     assert not second.dynamic_partitions_requests
 
     third = tick(instance, definitions.resources["lake"], second.cursor)
@@ -90,7 +92,9 @@ def s3_lake(moto_server) -> str:
     return f"s3://{bucket}/lake"
 
 
-def test_on_s3_the_sensor_pages_keeps_a_cursor_and_finds_late_folders(s3_lake, moto_server, memory_instance, monkeypatch, no_spark_needed):
+def test_on_s3_the_sensor_pages_keeps_a_cursor_and_finds_late_folders(
+    s3_lake, moto_server, memory_instance, monkeypatch, no_spark_needed
+):
     monkeypatch.setenv("SNOWPLOW_SENSOR_CHUNK_SIZE", "500")
     monkeypatch.setenv("SNOWPLOW_SENSOR_FULL_LIST_EVERY", "3")
     monkeypatch.setenv("SNOWPLOW_READY_AFTER_SECONDS", "3600")

@@ -7,9 +7,9 @@ import dagster as dg
 from dagster._core.storage.tags import RUN_KEY_TAG
 from dagster._core.test_utils import create_run_for_test
 
+from snowplow_assets.defs.checks.shred_checks import ATOMIC_EVENTS
 from snowplow_assets.defs.manifests.web_manifest import LAST_SUCCESS, WEB_MODELS_JOB, web_asset_key
 from snowplow_assets.defs.resources import WebModelsResource
-from snowplow_assets.defs.checks.shred_checks import ATOMIC_EVENTS
 from snowplow_assets.defs.sensors.web_models_after_shredding import SENSOR_NAME, web_models_request
 from snowplow_assets.web.variables import MODELS
 
@@ -55,7 +55,10 @@ def test_a_run_after_each_shred_but_never_two_at_once(instance):
     # that run failed: the shred's key is used, so the retry names the manifest (empty here), once
     instance.delete_run(running.run_id)
     create_run_for_test(
-        instance, job_name=WEB_MODELS_JOB, status=dg.DagsterRunStatus.FAILURE, tags={RUN_KEY_TAG: f"atomic_events-{first}"}
+        instance,
+        job_name=WEB_MODELS_JOB,
+        status=dg.DagsterRunStatus.FAILURE,
+        tags={RUN_KEY_TAG: f"atomic_events-{first}"},
     )
     retry = request(instance).run_key
     assert retry.startswith("manifest-") and request(instance).run_key == retry
@@ -63,7 +66,10 @@ def test_a_run_after_each_shred_but_never_two_at_once(instance):
     # a run that started after the shred and left a current manifest: nothing to do
     assert web_models_stand_in.execute_in_process(instance=instance).success
     record_manifest(instance, NOW - timedelta(hours=1))
-    assert "up to date: Processing data between 2026-03-10 05:00:00 and 2026-03-10 12:00:00" in request(instance).skip_message
+    assert (
+        "up to date: Processing data between 2026-03-10 05:00:00 and 2026-03-10 12:00:00"
+        in request(instance).skip_message
+    )
 
     second = shred(instance, "run=2026-03-10-10-00-00")
     assert request(instance).run_key == f"atomic_events-{second}"
