@@ -28,6 +28,13 @@ jitter, up to `max_attempts` in all; every retry is counted. A key that still fa
 reason (access denied, a validation error), gets the status `error`, and every event it covers becomes a
 `loader_runtime_error` bad row: never dropped, never loaded unchecked. When the id claim fails, the
 pairs of that id are not attempted. A rerun of the batch once DynamoDB is healthy checks them again.
+
+When every key fails and none is written or found held, it is the manifest that cannot be used, not the
+events: executors without credentials of their own, a role that may describe the table but not write to
+it, a table gone since the run began. The check then raises EventManifestUnavailable with the first
+failure, so the run fails before anything is published and the processing manifest shows it Failed,
+instead of a batch made wholly of bad rows behind a green run. A populate fails the same way. Nothing was
+written, so a rerun once the manifest works starts clean.
 """
 
 from __future__ import annotations
@@ -148,7 +155,7 @@ class DynamoDbEventManifest(EventManifest):
         )
         statuses = map_partitions(groups, task, STATUS_SCHEMA)
         findings = self.fs.spark_path(join_uri(work, "findings"))
-        counts = _materialise(statuses, findings)
+        counts = _materialise(statuses, findings, self.config)
         return ManifestCheck(kept.sparkSession.read.schema(STATUS_SCHEMA).parquet(findings), counts)
 
     def lookup(self, keys: DataFrame) -> DataFrame:
@@ -159,14 +166,25 @@ class DynamoDbEventManifest(EventManifest):
         # Item by item: an item a batch held before and no longer owns stays until its TTL deletes it.
         task = partial(_record_partition, self.config, self.now())
         statuses = map_partitions(owned, task, STATUS_SCHEMA)
-        return _materialise(statuses, self.fs.spark_path(join_uri(work, "findings")))
+        return _materialise(statuses, self.fs.spark_path(join_uri(work, "findings")), self.config)
 
 
-def _materialise(statuses: DataFrame, path: str) -> dict[str, int]:
-    """Run the puts exactly once: write the findings, count every status on the way."""
+def _materialise(statuses: DataFrame, path: str, config: DynamoDbConfig) -> dict[str, int]:
+    """Run the puts exactly once: write the findings, count every status on the way. Raise
+    EventManifestUnavailable if every key failed (the module docstring's Failures)."""
     observation = Observation("dynamodb_event_manifest")
     findings_of(statuses.observe(observation, *status_counts())).write.parquet(path)
-    return observed_counts(observation)
+    counts = observed_counts(observation)
+    if counts["errors"] and not any(
+        counts[name] for name in ("pairs_recorded", "ids_claimed", "pairs_held", "ids_held")
+    ):
+        first = statuses.sparkSession.read.schema(STATUS_SCHEMA).parquet(path).where(F.col("status") == ERROR)
+        raise EventManifestUnavailable(
+            f"the event manifest DynamoDB {config.where()} could not write or check any of the {counts['errors']} "
+            f"keys given to it: it cannot be used where Spark runs its tasks, whose AWS credentials and "
+            f"permissions may not be this process's; the first failure: {first.select('error').first()['error']}"
+        )
+    return counts
 
 
 # Table administration

@@ -1,5 +1,5 @@
 import json
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 import boto3
@@ -10,6 +10,7 @@ from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
 from snowplow_assets.manifest.base import EventManifestUnavailable
 from snowplow_assets.manifest.checks import check_batch_against_manifest
 from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbConfig, DynamoDbEventManifest, create_table
+from snowplow_assets.manifest.populate import populate_event_manifest
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
 from snowplow_assets_tests.manifest.conftest import B1, NOW, REGION, C, MovableClock, U, dynamodb_error, line, new_table
@@ -88,6 +89,36 @@ def test_throttling_is_retried_and_what_cannot_be_checked_becomes_runtime_error_
     rerun = shred_run_folder(spark, fs, lake, RUN, ShredOptions(event_manifest=healthy))
     assert (rerun.good, rerun.bad, rerun.runtime_errors, rerun.removed) == (4, 0, 0, 0)
     assert check_batch_against_manifest(spark, fs, lake, healthy, rerun, claim_ids=True).passed
+
+
+def refuse_every_put(request, attempt):
+    if request.target == "PutItem":
+        return dynamodb_error("AccessDeniedException", "not authorized to perform dynamodb:PutItem")
+    return None
+
+
+def test_a_manifest_that_can_write_no_key_fails_the_shred_and_the_populate_and_publishes_nothing(
+    spark, lake, fs, moto_server, throttling_proxy
+):
+    # The table exists and can be described, as by a driver whose role may, but no put succeeds: executors
+    # without credentials or permissions of their own.
+    table = new_table(moto_server, "refusing")
+    proxy = throttling_proxy(refuse_every_put)
+    write_run_folder(lake, RUN, [line(e, f"fp{e[7]}", ETL) for e in (RETRIED, HEALTHY)])
+    refusing = DynamoDbConfig(table.table, REGION, proxy.url, max_attempts=2, backoff_base_seconds=0.001)
+    manifest = DynamoDbEventManifest(refusing, fs, clock=MovableClock(NOW))
+    unusable = r"could not write or check any of the 4 keys .* AccessDeniedException: not authorized"
+
+    with pytest.raises(EventManifestUnavailable, match=unusable):
+        shred_run_folder(spark, fs, lake, RUN, ShredOptions(event_manifest=manifest))
+    assert not Path(lake.shredded_good(RUN)).exists() and not Path(lake.shredded_bad(RUN)).exists()
+    assert list(Path(lake.uri("shredded", ".staging")).iterdir()) == []
+    assert proxy.answered == ["AccessDeniedException"] * 2  # each id's claim; its pair is not attempted after it
+
+    # Output shredded without the manifest, back-filled into one that takes no put: the populate fails too.
+    shred_run_folder(spark, fs, lake, RUN, ShredOptions())
+    with pytest.raises(EventManifestUnavailable, match=unusable):
+        populate_event_manifest(lambda: spark, fs, lake, manifest, date(2026, 3, 1), claim_ids=True)
 
 
 def test_a_table_with_other_keys_is_refused(moto_server):

@@ -143,6 +143,10 @@ def shred(
                 *shred_check_results(session, fs, report),
                 event_manifest_check_result(session, fs, lake.lake, manifest, report, claim_ids),
             ]
+        except EventManifestUnavailable as error:
+            # Not the folder's fault, and the operator's to mend: said in the failure itself.
+            metadata = {"run_folder": run_folder, "event_manifest": manifest.describe() if manifest else None}
+            raise dg.Failure(f"shredding {run_folder} failed: {error}", metadata=metadata) from error
         except Exception as error:
             # The folder is what the operator needs to know in a range; the error itself is the cause.
             raise dg.Failure(f"shredding {run_folder} failed", metadata={"run_folder": run_folder}) from error
