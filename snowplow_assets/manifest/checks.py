@@ -9,6 +9,9 @@ does) and looks them up in the manifest, independently of the decisions the job 
   other batch can have loaded, or will load, an event under the same id.
 
 A batch whose etlTime is older than the TTL has entries that expire at once; it is reported, not checked.
+
+A second check, from the run's own counts, says whether the manifest checked every event in-batch dedup
+kept (`every_kept_event_checked`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from snowplow_assets.manifest.populate import shredded_event_keys
 from snowplow_assets.storage import LakeFileSystem
 
 CHECK_NAME = "kept_events_not_held_by_other_batches"
+CHECKED_NAME = "kept_events_checked_by_the_event_manifest"
 
 
 def check_batch_against_manifest(
@@ -92,3 +96,31 @@ def check_batch_against_manifest(
         )
     )
     return CheckOutcome(CHECK_NAME, not problems, description, counts)
+
+
+def every_kept_event_checked(report: ShredReport) -> CheckOutcome:
+    """Whether the manifest checked every event that in-batch dedup kept.
+
+    An event whose key still failed after every retry (DynamoDB) is a loader_runtime_error bad row: neither
+    loaded nor dropped, until a rerun of the folder once the manifest is healthy checks it. What was loaded
+    is right, so this is a warning to act on rather than a blocking failure; a manifest that could check no
+    key at all fails the run instead (dynamodb_event_manifest.py).
+    """
+    if report.event_manifest is None:
+        raise ValueError(f"{report.run} was shredded without an event manifest; there is nothing to check")
+    counts = report.event_manifest.counts
+    metadata = {
+        "events_not_checked": report.runtime_errors,
+        "keys_failed": counts.get("errors", 0),
+        "retries": counts.get("retries", 0),
+    }
+    if report.runtime_errors:
+        description = (
+            f"{report.runtime_errors} kept events could not be checked by {report.event_manifest.location} "
+            f"({metadata['keys_failed']} keys failed after {metadata['retries']} retries in all): they are "
+            f"loader_runtime_error bad rows in {report.bad_output}, whose `failure` says why; rerun the folder "
+            "once the manifest is healthy to load them"
+        )
+    else:
+        description = f"every kept event was checked by {report.event_manifest.location}"
+    return CheckOutcome(CHECKED_NAME, not report.runtime_errors, description, metadata)

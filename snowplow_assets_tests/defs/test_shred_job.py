@@ -75,6 +75,7 @@ def test_shred_job_materialises_with_metadata_and_passing_checks(definitions, in
         "entities_have_events",
         "renamed_events_have_duplicate_context",
         "kept_events_not_held_by_other_batches",
+        "kept_events_checked_by_the_event_manifest",
     }
     assert all(e.passed for e in evaluations)
     assert instance.get_materialized_partitions(dg.AssetKey("atomic_events")) == {RUN}

@@ -8,7 +8,7 @@ import pytest
 from snowplow_assets.events.bad_rows import LOADER_RUNTIME_ERROR
 from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
 from snowplow_assets.manifest.base import EventManifestUnavailable
-from snowplow_assets.manifest.checks import check_batch_against_manifest
+from snowplow_assets.manifest.checks import check_batch_against_manifest, every_kept_event_checked
 from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbConfig, DynamoDbEventManifest, create_table
 from snowplow_assets.manifest.populate import populate_event_manifest
 from snowplow_assets.storage import LocalFileSystem
@@ -83,12 +83,16 @@ def test_throttling_is_retried_and_what_cannot_be_checked_becomes_runtime_error_
     assert payload["contexts"]["data"][0]["data"] == {"id": "a0e3f1b2-0000-4000-8000-00000000cafe"}
     marker = json.loads(Path(lake.shredding_complete(RUN)).read_text())
     assert marker["data"]["count"] == {"good": 2, "bad": 2}
+    warning = every_kept_event_checked(report)
+    assert not warning.passed and (warning.metadata["events_not_checked"], warning.metadata["keys_failed"]) == (2, 3)
+    assert f"2 kept events could not be checked by DynamoDB table {table.table!r}" in warning.description
 
     # Once DynamoDB is healthy, a rerun checks the rest and keeps what it recorded the first time.
     healthy = DynamoDbEventManifest(table, fs, clock=MovableClock(NOW))
     rerun = shred_run_folder(spark, fs, lake, RUN, ShredOptions(event_manifest=healthy))
     assert (rerun.good, rerun.bad, rerun.runtime_errors, rerun.removed) == (4, 0, 0, 0)
     assert check_batch_against_manifest(spark, fs, lake, healthy, rerun, claim_ids=True).passed
+    assert every_kept_event_checked(rerun).passed
 
 
 def refuse_every_put(request, attempt):

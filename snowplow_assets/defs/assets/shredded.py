@@ -8,7 +8,7 @@ from dagster_pyspark import LazyPySparkResource
 from snowplow_assets.defs.checks.event_manifest_checks import (
     EVENT_MANIFEST,
     EVENT_MANIFEST_CHECK_SPECS,
-    event_manifest_check_result,
+    event_manifest_check_results,
 )
 from snowplow_assets.defs.checks.partition_range import combine_partition_results
 from snowplow_assets.defs.checks.shred_checks import (
@@ -141,7 +141,7 @@ def shred(
             report = shred_run_folder(session, fs, lake.lake, run_folder, options)
             checks[run_folder] = [
                 *shred_check_results(session, fs, report),
-                event_manifest_check_result(session, fs, lake.lake, manifest, report, claim_ids),
+                *event_manifest_check_results(session, fs, lake.lake, manifest, report, claim_ids),
             ]
         except EventManifestUnavailable as error:
             # Not the folder's fault, and the operator's to mend: said in the failure itself.

@@ -139,6 +139,7 @@ def test_each_check_is_evaluated_per_run_folder_and_reported_once(backfilled):
             "entities_have_events",
             "renamed_events_have_duplicate_context",
             "kept_events_not_held_by_other_batches",
+            "kept_events_checked_by_the_event_manifest",
         ]
     )
     for evaluation in evaluations:

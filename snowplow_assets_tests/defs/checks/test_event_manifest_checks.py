@@ -11,7 +11,7 @@ import yaml
 from dagster._utils.tags import TagConcurrencyLimitsCounter
 
 from snowplow_assets.defs.resources import EVENT_MANIFEST_TAG
-from snowplow_assets.manifest.checks import CHECK_NAME
+from snowplow_assets.manifest.checks import CHECK_NAME, CHECKED_NAME
 from snowplow_assets.settings import PROJECT_ROOT
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.events.builders import event_line
@@ -84,6 +84,10 @@ def test_populate_then_shred_records_the_event_manifest_and_checks_it(definition
     ) == (1, 1, 1)
     check = evaluation(shredded, CHECK_NAME)
     assert check.passed and check.asset_key == dg.AssetKey("event_manifest"), check.description
+    assert check.severity == dg.AssetCheckSeverity.ERROR
+    checked = evaluation(shredded, CHECKED_NAME)
+    assert checked.passed and checked.metadata["events_not_checked"].value == 0, checked.description
+    assert checked.severity == dg.AssetCheckSeverity.WARN  # events not checked are bad rows a rerun loads
     assert instance.get_materialized_partitions(dg.AssetKey("event_manifest")) == {RUN1, RUN2}
 
 
