@@ -28,6 +28,9 @@ jitter, up to `max_attempts` in all; every retry is counted. A key that still fa
 reason (access denied, a validation error), gets the status `error`, and every event it covers becomes a
 `loader_runtime_error` bad row: never dropped, never loaded unchecked. When the id claim fails, the
 pairs of that id are not attempted. A rerun of the batch once DynamoDB is healthy checks them again.
+After `give_up_after_failures` keys in a row have failed, a task stops trying and fails the rest of its
+keys with the last failure: DynamoDB unreachable from the executors alone (the driver found the table)
+would otherwise cost every key all its attempts, days for a million events.
 
 When every key fails and none is written or found held, it is the manifest that cannot be used, not the
 events: executors without credentials of their own, a role that may describe the table but not write to
@@ -40,6 +43,7 @@ written, so a rerun once the manifest works starts clean.
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -110,6 +114,8 @@ class DynamoDbConfig:
     backoff_base_seconds: float = 0.05
     backoff_cap_seconds: float = 5.0
     threads: int = 8
+    # Keys in a row that may fail after all their attempts before a task stops trying (_TaskPuts).
+    give_up_after_failures: int = 32
 
     def client(self, retry_here: bool = True) -> Any:
         """A DynamoDB client. With `retry_here` botocore does not retry: `_put` retries and counts it."""
@@ -302,6 +308,27 @@ def _put(client: Any, config: DynamoDbConfig, item: dict[str, dict[str, str]], n
     return ERROR, f"event manifest write failed after {config.max_attempts} attempts: {last}", config.max_attempts - 1
 
 
+class _TaskPuts:
+    """One task's conditional puts, which stop once `give_up_after_failures` keys in a row have failed."""
+
+    def __init__(self, config: DynamoDbConfig, now: int) -> None:
+        self.config, self.now, self.client = config, now, config.client()
+        self._lock = threading.Lock()
+        self._failed_in_a_row = 0
+        self._given_up: str | None = None  # the failure that ended the run of failures
+
+    def put(self, item: dict[str, dict[str, str]]) -> tuple[str, str | None, int]:
+        if self._given_up is not None:
+            limit = self.config.give_up_after_failures
+            return ERROR, f"not attempted after {limit} keys in a row failed, the last: {self._given_up}", 0
+        status, error, retries = _put(self.client, self.config, item, self.now)
+        with self._lock:
+            self._failed_in_a_row = self._failed_in_a_row + 1 if status == ERROR else 0
+            if self._failed_in_a_row >= self.config.give_up_after_failures and self._given_up is None:
+                self._given_up = error
+        return status, error, retries
+
+
 def _in_threads(function: Callable[[T], R], items: Iterable[T], threads: int) -> Iterator[R]:
     """`map` with at most a few items in flight per thread, so a large partition is never all in memory."""
     with ThreadPoolExecutor(max_workers=threads) as pool:
@@ -321,21 +348,21 @@ Status = tuple[str, str | None, str, str, str | None, int]
 def _check_partition(
     config: DynamoDbConfig, run: str, etl_time: int, ttl: int, now: int, claim_ids: bool, groups: Iterable[Any]
 ) -> Iterator[Status]:
-    client = config.client()
+    puts = _TaskPuts(config, now)
 
     def check(group: Any) -> list[Status]:
         event_id, fingerprints, has_null = group["event_id"], group["fingerprints"], group["has_null"]
         statuses: list[Status] = []
         claim_error = None
         if claim_ids:
-            status, error, retries = _put(client, config, _item(event_id, None, run, etl_time, ttl), now)
+            status, error, retries = puts.put(_item(event_id, None, run, etl_time, ttl))
             statuses.append((event_id, None, ID_CLAIM, status, error, retries))
             claim_error = error if status == ERROR else None
         for fingerprint in fingerprints:
             if claim_error is not None:
                 statuses.append((event_id, fingerprint, PAIR, ERROR, f"not checked: {claim_error}", 0))
                 continue
-            status, error, retries = _put(client, config, _item(event_id, fingerprint, run, etl_time, ttl), now)
+            status, error, retries = puts.put(_item(event_id, fingerprint, run, etl_time, ttl))
             statuses.append((event_id, fingerprint, PAIR, status, error, retries))
         if has_null:
             statuses.append((event_id, None, PAIR, UNCHECKED, None, 0))
@@ -346,11 +373,11 @@ def _check_partition(
 
 
 def _record_partition(config: DynamoDbConfig, now: int, entries: Iterable[Any]) -> Iterator[Status]:
-    client = config.client()
+    puts = _TaskPuts(config, now)
 
     def record(entry: Any) -> Status:
         item = _item(entry["event_id"], entry["fingerprint"], entry["run"], entry["etl_time"], entry["ttl"])
-        status, error, retries = _put(client, config, item, now)
+        status, error, retries = puts.put(item)
         kind = PAIR if entry["fingerprint"] is not None else ID_CLAIM
         return entry["event_id"], entry["fingerprint"], kind, status, error, retries
 

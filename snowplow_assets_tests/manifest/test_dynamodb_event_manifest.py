@@ -1,3 +1,4 @@
+import itertools
 import json
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -123,6 +124,37 @@ def test_a_manifest_that_can_write_no_key_fails_the_shred_and_the_populate_and_p
     shred_run_folder(spark, fs, lake, RUN, ShredOptions())
     with pytest.raises(EventManifestUnavailable, match=unusable):
         populate_event_manifest(lambda: spark, fs, lake, manifest, date(2026, 3, 1), claim_ids=True)
+
+
+def test_a_task_stops_trying_once_keys_in_a_row_have_failed(spark, lake, fs, moto_server, throttling_proxy):
+    # DynamoDB answers the first puts, then fails every attempt, as if the executors lost their way to it.
+    answered = itertools.count()
+
+    def unavailable_after_ten_puts(request, attempt):
+        if request.target != "PutItem" or next(answered) < 10:
+            return None
+        return dynamodb_error("ServiceUnavailable", "Service unavailable")
+
+    table = new_table(moto_server, "unavailable")
+    proxy = throttling_proxy(unavailable_after_ten_puts)
+    events = [f"b{n:07d}-0000-4000-8000-{n:012d}" for n in range(200)]
+    write_run_folder(lake, RUN, [line(e, f"fp{n}", ETL) for n, e in enumerate(events)])
+    config = DynamoDbConfig(
+        table.table, REGION, proxy.url, max_attempts=2, backoff_base_seconds=0.001, threads=2, give_up_after_failures=5
+    )
+    manifest = DynamoDbEventManifest(config, fs, clock=MovableClock(NOW))
+
+    report = shred_run_folder(spark, fs, lake, RUN, ShredOptions(event_manifest=manifest))
+
+    assert report.lines_read == report.good + report.bad == 200 and report.runtime_errors >= 190
+    failures = [row["data"]["failure"] for row in map(json.loads, read_lines(lake.shredded_bad(RUN)))]
+    gave_up = "not attempted after 5 keys in a row failed, the last: event manifest write failed after 2 attempts"
+    assert sum(gave_up in failure for failure in failures) > len(failures) / 2
+    # Each task tried at most the five keys in a row, and those its two threads had already begun, after the
+    # puts that went through: not all of the 200 ids' claims, two attempts each.
+    tasks = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    put_requests = sum(n for (_, _, target, *_), n in proxy.attempts.items() if target == "PutItem")
+    assert put_requests <= 10 + tasks * (5 + 2) * 2 < 200 * 2
 
 
 def test_a_table_with_other_keys_is_refused(moto_server):
