@@ -119,7 +119,7 @@ def every_kept_event_checked(report: ShredReport) -> CheckOutcome:
             f"{report.runtime_errors} kept events could not be checked by {report.event_manifest.location} "
             f"({metadata['keys_failed']} keys failed after {metadata['retries']} retries in all): they are "
             f"loader_runtime_error bad rows in {report.bad_output}, whose `failure` says why; rerun the folder "
-            "once the manifest is healthy to load them"
+            "once the manifest is healthy to load them (and give web models past its window a full refresh)"
         )
     else:
         description = f"every kept event was checked by {report.event_manifest.location}"

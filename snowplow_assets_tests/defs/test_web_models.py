@@ -41,14 +41,19 @@ def keys(models=MODELS) -> list[dg.AssetKey]:
     return [web_asset_key(m) for m in models]
 
 
-def materialize(instance, lake: Lake, models: str = ",".join(MODELS), selection=MODELS) -> dg.ExecuteInProcessResult:
+FULL_REFRESH = {"ops": {"build_web_models": {"config": {"full_refresh": True}}}}
+
+
+def materialize(
+    instance, lake: Lake, models: str = ",".join(MODELS), selection=MODELS, run_config=None
+) -> dg.ExecuteInProcessResult:
     resources = {
         "lake": LakeResource(root=lake.root),
         "spark": LazyPySparkResource(spark_config=spark_session_config(TEST_SPARK_CONFIG)),
         "web": WebModelsResource(models=models, start_date="2026-03-01"),
     }
     return dg.materialize([build_web_models], selection=keys(selection), resources=resources, instance=instance,
-                          raise_on_error=False)  # fmt: skip
+                          run_config=run_config, raise_on_error=False)  # fmt: skip
 
 
 def latest_metadata(instance, model: str) -> dict[str, object]:
@@ -132,6 +137,41 @@ def test_models_are_built_with_the_models_they_read(scenario):
     assert "disabled by SNOWPLOW_WEB_MODELS" in str(
         [e for e in disabled.all_events if e.is_step_failure][0].event_specific_data.error
     )
+
+
+def test_a_full_refresh_rebuilds_from_start_date_with_events_no_window_reads_again(spark, tmp_path):
+    lake = Lake(str(tmp_path / "lake"))
+    write_shredded_run(lake, "run=2026-03-01-09-00-00", FIRST)
+
+    def sessions() -> list[str]:
+        return sorted(r.session_id for r in spark.read.parquet(lake.web_model("sessions")).collect())
+
+    with dg.instance_for_test() as instance:
+        assert materialize(instance, lake).success
+        # A folder shredded again after the windows passed it: named, and its events sent, before the
+        # lookback of the next run, which therefore never opens it.
+        late = Event("s4/home", ts("2026-03-01 01:00:00"), "s4", "u4", page_view="s4/home")
+        write_shredded_run(lake, "run=2026-03-01-01-30-00", [late])
+        assert materialize(instance, lake).success
+        assert sessions() == sorted([uid("s1"), uid("s2")])
+
+        refreshed = materialize(instance, lake, run_config=FULL_REFRESH)
+
+        assert refreshed.success
+        assert sessions() == sorted([uid("s1"), uid("s2"), uid("s4")])
+        assert read_web_manifest(instance) == dict.fromkeys(MODELS, T0 + timedelta(minutes=20))
+        assert {latest_metadata(instance, m)["state"] for m in MODELS} == {"first run"}
+        # Each model left the manifest, outside the run and before its table went, then was rebuilt in it.
+        for model in MODELS:
+            rebuilt, reset, before = instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=web_asset_key(model)), limit=3
+            ).records
+            assert rebuilt.run_id == refreshed.run_id and reset.run_id != refreshed.run_id
+            assert reset.storage_id > before.storage_id
+            metadata = reset.asset_materialization.metadata
+            assert metadata["full_refresh"].value is True and "last_success" not in metadata
+            assert metadata["previous_last_success"].value == (T0 + timedelta(minutes=20)).timestamp()
+            assert refreshed.run_id in reset.asset_materialization.description
 
 
 def test_web_models_job_follows_the_enabled_models(monkeypatch):

@@ -11,6 +11,10 @@ model whose tests fail); the step stops before the models after it, which read t
 
 The step is in the `web_models` concurrency pool, which dagster.yaml limits to 1: two runs at once would
 compute their windows from the same manifest and swap the same day partitions, so a second run waits.
+
+`full_refresh` in the run config is dbt's `--full-refresh` for the models the run builds: for events that
+reached the lake after the windows had passed them (a run folder reprocessed once the event manifest could
+check its events, say), which no incremental run reads again.
 """
 
 from collections.abc import Iterator
@@ -18,11 +22,13 @@ from datetime import UTC, datetime
 
 import dagster as dg
 from dagster_pyspark import LazyPySparkResource
+from pydantic import Field
 
 from snowplow_assets.defs.checks.web_checks import WEB_CHECK_SPECS, web_check_results
 from snowplow_assets.defs.manifests.web_manifest import LAST_SUCCESS, WEB_MODELS_JOB, read_web_manifest, web_asset_key
 from snowplow_assets.defs.pools import WEB_MODELS_POOL
 from snowplow_assets.defs.resources import LakeResource, WebModelsResource
+from snowplow_assets.storage import LakeFileSystem
 from snowplow_assets.web.pipeline import TABLES, ModelResult, WebRun, drop_summary
 from snowplow_assets.web.variables import MODELS, UPSTREAM, closed_upstream
 
@@ -95,6 +101,45 @@ def _models_to_build(context: dg.AssetExecutionContext, enabled: tuple[str, ...]
         raise dg.Failure(f"{error}; web models are built together with the models they read") from error
 
 
+class WebModelsConfig(dg.Config):
+    full_refresh: bool = Field(
+        default=False,
+        description="Remove the tables of the models this run builds and rebuild them from "
+        "SNOWPLOW_WEB_START_DATE, as dbt's --full-refresh. Each run backfills up to backfill_limit_days; the "
+        "web_models_after_shredding sensor, or more runs, carry them on until they are current.",
+    )
+
+
+def _start_over(
+    context: dg.AssetExecutionContext,
+    fs: LakeFileSystem,
+    lake: LakeResource,
+    models: tuple[str, ...],
+    manifest: dict[str, datetime | None],
+) -> dict[str, datetime | None]:
+    """Take the models out of the manifest, then remove their tables; return the manifest without them.
+
+    The manifest entry goes first, as a materialisation without last_success that is written to the event
+    log at once (a run's own events are written only as its step yields them), so that a run dying after a
+    table is gone leaves its model to be rebuilt from start_date by the next run, never carried on from the
+    old last_success over an empty table.
+    """
+    for model in models:
+        previous = manifest.get(model)
+        context.instance.report_runless_asset_event(
+            dg.AssetMaterialization(
+                web_asset_key(model),
+                description=f"full refresh by run {context.run_id}: table removed, to be rebuilt from start_date",
+                metadata={
+                    "full_refresh": True,
+                    **({"previous_last_success": dg.MetadataValue.timestamp(previous)} if previous else {}),
+                },
+            )
+        )
+        fs.delete(lake.lake.web_model(TABLES[model].model))
+    return {**manifest, **dict.fromkeys(models, None)}
+
+
 @dg.multi_asset(
     name="build_web_models",
     specs=_web_specs(),
@@ -105,12 +150,18 @@ def _models_to_build(context: dg.AssetExecutionContext, enabled: tuple[str, ...]
     description="Incremental web models over the shredded events, in one window per run (FORMATS.md §8).",
 )
 def build_web_models(
-    context: dg.AssetExecutionContext, lake: LakeResource, spark: LazyPySparkResource, web: WebModelsResource
+    context: dg.AssetExecutionContext,
+    config: WebModelsConfig,
+    lake: LakeResource,
+    spark: LazyPySparkResource,
+    web: WebModelsResource,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     enabled = web.enabled_models()
     models = _models_to_build(context, enabled)
     manifest = read_web_manifest(context.instance, enabled)
     fs = lake.filesystem()
+    if config.full_refresh:
+        manifest = _start_over(context, fs, lake, models, manifest)
     with WebRun(spark.spark_session, fs, lake.lake, web.variables(), enabled, manifest, datetime.now(UTC)) as run:
         context.log.info(run.limits.message)
         context.log.info(run.limits.processing)
