@@ -6,14 +6,17 @@ daemon. A single-run backfill over a range carries none (and no job tags), so th
 it runs."""
 
 import dagster as dg
+import dagster._check as check
 import pytest
 import yaml
 from dagster._core.events import DagsterEvent, DagsterEventType
 from dagster._core.execution.plan.instance_concurrency_context import InstanceConcurrencyContext
 from dagster._core.instance.config import PoolGranularity
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_START_TAG, BACKFILL_ID_TAG, PARTITION_NAME_TAG
+from dagster._core.test_utils import freeze_time
 from dagster._daemon.backfill import execute_backfill_iteration
 from dagster._daemon.daemon import get_default_daemon_logger
+from dagster._daemon.monitoring import execute_concurrency_slots_iteration
 from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
 
 from snowplow_assets.defs.manifests.manifest_locks import startable_runs
@@ -43,6 +46,7 @@ def queued_instance(definitions):
     overrides = {
         "run_coordinator": config["run_coordinator"],
         "concurrency": config["concurrency"],
+        "run_monitoring": config["run_monitoring"],
         "run_launcher": {"module": "dagster._core.test_utils", "class": "MockedRunLauncher"},
     }
     with dg.instance_for_test(overrides=overrides) as instance:
@@ -171,3 +175,30 @@ def test_pools_hold_the_steps_that_must_never_overlap_to_one_slot(definitions, q
             if getattr(node, "pool", None):
                 steps_by_pool.setdefault(node.pool, set()).add(node.name)
     assert steps_by_pool == {SHRED_POOL: {"shred", "populate_event_manifest_op"}, WEB_MODELS_POOL: {"build_web_models"}}
+
+
+def test_a_run_killed_mid_step_gives_its_pool_slot_back(workspace, definitions):
+    """A killed run's code server marks it failed, but its `shred` step never freed the pool's one slot; the
+    monitoring daemon, as dagster.yaml configures it, frees it once the run has ended, so shredding goes on."""
+    instance = workspace.instance
+    assert "MONITORING" in instance.get_required_daemon_types(), "the daemon that frees them runs"
+    instance.add_dynamic_partitions("enriched_runs", [A, B])
+    killed = instance.get_run_by_id(enqueue(workspace, definitions, "shred_enriched_run", A))
+    waiting = instance.get_run_by_id(enqueue(workspace, definitions, "shred_enriched_run", B))
+    with InstanceConcurrencyContext(instance, killed) as step:
+        assert step.claim(SHRED_POOL, "shred")  # and the process dies in the step: nothing frees it
+    instance.report_run_failed(killed)
+    ended = check.not_none(instance.get_run_record_by_id(killed.run_id)).end_time
+
+    def waiting_can_shred() -> bool:
+        with InstanceConcurrencyContext(instance, waiting) as step:
+            return step.claim(SHRED_POOL, "shred")
+
+    logger = get_default_daemon_logger("MonitoringDaemon")
+    after = instance.run_monitoring_settings["free_slots_after_run_end_seconds"]
+    with freeze_time(ended + after / 2):
+        list(execute_concurrency_slots_iteration(workspace, logger))
+    assert not waiting_can_shred(), "the slot is still held just after the run ended"
+    with freeze_time(ended + after + 1):
+        list(execute_concurrency_slots_iteration(workspace, logger))
+    assert waiting_can_shred()
