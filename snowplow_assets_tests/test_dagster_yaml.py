@@ -3,7 +3,8 @@
 Single-partition runs carry a dagster/partition tag, held to one queued run per value by the real queued-run
 daemon. A single-run backfill over a range carries none (and no job tags), so the `shred` step is also in the
 `shred` pool, with the event manifest's populator, whose one slot each step claims from the instance before
-it runs."""
+it runs. A run killed in such a step gets its slot back from the monitoring daemon that dagster.yaml turns
+on."""
 
 import dagster as dg
 import dagster._check as check

@@ -161,7 +161,8 @@ def test_a_full_refresh_rebuilds_from_start_date_with_events_no_window_reads_aga
         assert sessions() == sorted([uid("s1"), uid("s2"), uid("s4")])
         assert read_web_manifest(instance) == dict.fromkeys(MODELS, T0 + timedelta(minutes=20))
         assert {latest_metadata(instance, m)["state"] for m in MODELS} == {"first run"}
-        # Each model left the manifest, outside the run and before its table went, then was rebuilt in it.
+        # Each model left the manifest outside the run, so that a run dying once its table is gone leaves it to
+        # be rebuilt from the start, then was rebuilt in the run.
         for model in MODELS:
             rebuilt, reset, before = instance.fetch_materializations(
                 dg.AssetRecordsFilter(asset_key=web_asset_key(model)), limit=3
