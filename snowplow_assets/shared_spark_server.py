@@ -53,6 +53,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from snowplow_assets.processes import alive
 from snowplow_assets.spark_connect_server import (
     DEFAULT_HOST,
     TOKEN_VARIABLE,
@@ -184,7 +185,7 @@ class SharedServer:
             return False
         os.kill(address.keeper_pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
-        while _alive(address.keeper_pid):
+        while alive(address.keeper_pid):
             if time.monotonic() > deadline:
                 raise RuntimeError(
                     f"the shared Spark Connect server {address.jvm_pid} did not stop within {timeout:g} s"
@@ -248,34 +249,11 @@ def _reachable_address(folder: Path) -> ServerAddress | None:
     """The address in `server.json` if its keeper lives and its server accepts connections: a keeper killed
     at once (SIGKILL) leaves its file behind, and its JVM dies with it."""
     address = read_address(folder)
-    if address is None or not _alive(address.keeper_pid):
+    if address is None or not alive(address.keeper_pid):
         return None
     with socket.socket() as probe:
         probe.settimeout(5)
         return address if probe.connect_ex((address.host, address.port)) == 0 else None
-
-
-def _alive(pid: int) -> bool:
-    """Whether the single-threaded process `pid` (a keeper) runs: not ended, nor ended and waiting to be reaped
-    by its parent (this process, for a keeper it started, which it reaps here; init, for a keeper whose
-    parent is gone, which may take its time)."""
-    try:
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return False
-    except ChildProcessError:
-        pass  # not this process's child
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    if not Path("/proc/self/stat").exists():
-        return True  # no /proc (macOS): no zombie to tell apart
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][:1] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def _die_with_parent() -> None:

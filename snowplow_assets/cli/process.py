@@ -8,6 +8,7 @@ from collections.abc import Callable
 import click
 import dagster as dg
 
+from snowplow_assets.cli.abandoned_runs import fail_abandoned_runs
 from snowplow_assets.cli.instance import project_instance
 from snowplow_assets.cli.process_cdc import process_cdc
 from snowplow_assets.cli.runs import RunOutcome, execute_run
@@ -106,7 +107,9 @@ def process_all(
     reprocess: list[str] | None = None,
     echo: Callable[[str], None] = click.echo,
 ) -> list[RunOutcome]:
-    """Every step `process` and `demo` run, in order: shred new run folders first, then what builds on them."""
+    """Every step `process` and `demo` run, in order: shred new run folders first, then what builds on them.
+    Runs that an earlier CLI process left in flight when it died are failed first (abandoned_runs.py)."""
+    fail_abandoned_runs(instance, echo)
     outcomes = process_enriched_runs(instance, settings, reprocess, echo)
     for step in FOLLOW_UP_STEPS:
         outcomes.extend(step(instance, settings, echo))

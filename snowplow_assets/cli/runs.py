@@ -12,6 +12,7 @@ import dagster as dg
 from dagster._core.definitions.reconstruct import ReconstructableRepository
 from dagster._core.storage.tags import PARTITION_NAME_TAG
 
+from snowplow_assets.cli.abandoned_runs import cli_run_tags
 from snowplow_assets.settings import PROJECT_ROOT
 
 DEFINITIONS_MODULE = "snowplow_assets.definitions"
@@ -41,7 +42,7 @@ def execute_run(
     instance: dg.DagsterInstance, job_name: str, partition: str | None = None, resources: dict | None = None
 ) -> RunOutcome:
     """Run a job; `resources` is run config for resources ({name: {"config": {…}}}) over the loaded ones."""
-    tags = {PARTITION_NAME_TAG: partition} if partition else {}
+    tags = {**cli_run_tags(), **({PARTITION_NAME_TAG: partition} if partition else {})}
     # INFO keeps the CLI readable: step-level DEBUG events stay in the event log and the UI.
     run_config = {"loggers": {"console": {"config": {"log_level": "INFO"}}}, "resources": resources or {}}
     with dg.execute_job(_recon_job(job_name), instance=instance, run_config=run_config, tags=tags) as result:

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from snowplow_assets.cli import main
+from snowplow_assets.cli.abandoned_runs import CLI_PROCESS_TAG
 from snowplow_assets.lake import Lake
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
 from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
@@ -69,6 +70,8 @@ def test_process_skips_done_folders_and_reprocesses_on_request(lake, dagster_hom
     runner = CliRunner()
     first = runner.invoke(main, ["process"])
     assert first.exit_code == 0, first.output
+    [run] = shred_runs(dagster_home)
+    assert run.tags[CLI_PROCESS_TAG].startswith(f"{os.getpid()}/"), "a run names the process executing it"
     again = runner.invoke(main, ["process"])
     assert again.exit_code == 0 and "nothing to shred" in again.output
     assert len(shred_runs(dagster_home)) == 1

@@ -162,8 +162,12 @@ def _error_text(error: Mapping[str, Any]) -> str:
 
 def failure_payload(event_json: str) -> dict[str, Any]:
     """Why a run failed, from its failure event: Dagster's failure reason, the step that failed and its
-    error, and the metadata of a `dg.Failure` the step raised (e.g. the run folder it was shredding)."""
-    data = json.loads(event_json)["dagster_event"]["event_specific_data"]
+    error, and the metadata of a `dg.Failure` the step raised (e.g. the run folder it was shredding).
+
+    A run failed or canceled from outside (the UI's termination, `instance.report_run_failed`, the CLI's
+    abandoned runs) has an event without data: its message says why."""
+    event = json.loads(event_json)["dagster_event"]
+    data = event.get("event_specific_data") or {}
     payload: dict[str, Any] = {}
     if data.get("failure_reason"):
         payload["failure_reason"] = _plain(data["failure_reason"])
@@ -177,6 +181,8 @@ def failure_payload(event_json: str) -> dict[str, Any]:
         payload.update({k: v for k, v in _entries(user_failure).items() if k not in payload})
     if error:
         payload["error"] = _error_text(error)
+    elif not payload and event.get("message"):
+        payload["message"] = event["message"]
     return payload
 
 

@@ -10,7 +10,7 @@ snowplow_assets/processing/records.py derives the state from the records. Operat
 | New | the item's dynamic partition (`enriched_runs`, `cdc_landings`); time = when it was added |
 | Processing | a run that planned a materialisation of the item's *processing asset* partition (Dagster logs the plan when it creates the run, queued or not, for a single partition or for each partition of a range); time = the run's start, or its creation while it has not started |
 | Processed | that run ended in SUCCESS; payload = the metadata of its materialisation of the processing asset for the item (counts, entity types, paths) |
-| Failed | that run ended in FAILURE or CANCELED, or succeeded without materialising the item; payload = the failing step and error from the run's failure event, Dagster's failure reason and the metadata of a `dg.Failure` the step raised |
+| Failed | that run ended in FAILURE or CANCELED, or succeeded without materialising the item; payload = the failing step and error from the run's failure event, Dagster's failure reason and the metadata of a `dg.Failure` the step raised; for a run ended from outside, the message that ended it |
 | Skipped, Resolved | an `AssetObservation` of the item's *operator asset* partition with `manifest_action` = `skip` / `resolve` (from `snowplow-assets manifest skip|resolve`), visible in the UI |
 
 Processing assets: `shredded_types` for run folders (the shred step; a run that only records

@@ -153,6 +153,23 @@ def test_a_real_failed_run_shows_its_step_error_and_failure_metadata(definitions
     assert instance.get_run_record_by_id(bad.run_id).dagster_run.tags[PARTITION_NAME_TAG] == missing
 
 
+def test_runs_failed_or_canceled_from_outside_are_failed_with_their_message(memory_instance, job):
+    """The UI's termination of a run that no longer answers, the CLI's abandoned runs and Dagster's own daemons
+    end a run with an event that carries a message and no data."""
+    instance = memory_instance
+    failed_name, canceled_name = "run=2026-03-09-00-00-00", "run=2026-03-09-01-00-00"
+    instance.add_dynamic_partitions("enriched_runs", [failed_name, canceled_name])
+    failed, canceled = create_run(instance, job, failed_name), create_run(instance, job, canceled_name)
+    start(instance, failed)
+    instance.report_run_failed(failed, "its process is gone")
+    instance.report_run_canceled(canceled)
+    items = ProcessingManifest(instance).items(RUN_FOLDERS, [failed_name, canceled_name])
+    assert items[failed_name].state is items[canceled_name].state is State.FAILED
+    assert items[failed_name].current.payload["message"] == "its process is gone"
+    canceled_reason = items[canceled_name].current.payload["message"]
+    assert canceled_reason == "This run has been marked as canceled from outside the execution context."
+
+
 def test_a_plan_naming_a_range_holds_each_item_of_the_range(job, memory_instance, monkeypatch):
     """Told to (DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS), Dagster logs one plan for a whole range, with no
     partition; by default it logs one plan per partition, which the other tests cover."""
