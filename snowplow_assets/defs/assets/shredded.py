@@ -20,6 +20,7 @@ from snowplow_assets.defs.checks.shred_checks import (
 from snowplow_assets.defs.partitions import enriched_runs
 from snowplow_assets.defs.pools import SHRED_POOL
 from snowplow_assets.defs.resources import EventManifestResource, LakeResource, ShredResource
+from snowplow_assets.error_reason import reason_of
 from snowplow_assets.events import dedup
 from snowplow_assets.events.shred_batch import ShredReport, shred_run_folder
 from snowplow_assets.manifest.base import EventManifestUnavailable
@@ -148,8 +149,11 @@ def shred(
             metadata = {"run_folder": run_folder, "event_manifest": manifest.describe() if manifest else None}
             raise dg.Failure(f"shredding {run_folder} failed: {error}", metadata=metadata) from error
         except Exception as error:
-            # The folder is what the operator needs to know in a range; the error itself is the cause.
-            raise dg.Failure(f"shredding {run_folder} failed", metadata={"run_folder": run_folder}) from error
+            # The folder is what the operator needs to know in a range, and the reason in a line (Spark's
+            # errors end in a JVM stack trace, the reason often in its last cause); the error is the cause.
+            raise dg.Failure(
+                f"shredding {run_folder} failed: {reason_of(error)}", metadata={"run_folder": run_folder}
+            ) from error
         context.log.info(
             f"{run_folder}: {report.lines_read} lines: {report.good} good, {report.bad} bad, "
             f"{report.removed} duplicates removed, {report.renamed} renamed"

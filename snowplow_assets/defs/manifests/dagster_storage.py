@@ -30,6 +30,8 @@ from dagster._core.storage.sqlalchemy_compat import db_select
 from dagster._core.storage.tags import BACKFILL_ID_TAG
 from dagster._serdes import deserialize_value
 
+from snowplow_assets.error_reason import reason
+
 _IN_CHUNK = 500  # values per SQL IN (...): well under SQLite's bound-parameter limit
 
 _PLANNED = dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED.value
@@ -154,10 +156,11 @@ def event_metadata(event_json: str, body_field: str) -> dict[str, Any]:
 
 
 def _error_text(error: Mapping[str, Any]) -> str:
-    # The innermost cause is the error the code raised; Dagster wraps it in its own execution errors.
+    # The innermost cause is the error the code raised; Dagster wraps it in its own execution errors. A
+    # Spark error's message goes on with the JVM's stack trace, whose last cause is often the reason.
     while error.get("cause"):
         error = error["cause"]
-    return str(error.get("message", "")).strip()
+    return reason(str(error.get("message", "")))
 
 
 def failure_payload(event_json: str) -> dict[str, Any]:

@@ -187,4 +187,9 @@ def test_a_folder_that_cannot_be_shredded_fails_its_run_at_once_and_every_item_o
             "shred",
         )
         assert failed.payload["run_folder"] == BROKEN, "the reason names the folder that failed"
-        assert failed.payload["error"], "and gives the error Spark raised"
+        # Spark's error goes on with the JVM's stack trace; the reason is in its last cause.
+        assert "(caused by java.io.EOFException: Unexpected end of input stream)" in failed.payload["error"]
+        assert "\n" not in failed.payload["error"], "one line, not the stack trace"
+    [step_failure] = instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE).records
+    description = step_failure.event_log_entry.dagster_event.step_failure_data.user_failure_data.description
+    assert description.startswith(f"shredding {BROKEN} failed: ") and "EOFException" in description
