@@ -361,16 +361,14 @@ def _java_version(pid: int) -> str:
 def shared_connect_server(events: int, master: str, profile: bool) -> Iterator[tuple[str, int]]:
     """The shared server that Dagster runs lease by default (snowplow_assets/shared_spark_server.py), with the
     benchmark's Spark settings, new for the size: yields its client URL and its JVM's pid, and stops it."""
-    from snowplow_assets.shared_spark_server import SharedServer, read_address
+    from snowplow_assets.shared_spark_server import SharedServer
 
     config = spark_config(master, profile)
     shared = SharedServer(WORK / f"spark-servers-{events}", idle_seconds=3600)
     shared.stop(config)  # one left by an interrupted benchmark
     try:
-        with shared.lease(config) as url:
-            address = read_address(shared.folder(config))
-            assert address is not None, "a leased server has an address"
-            yield url, address.jvm_pid
+        with shared.lease(config) as address:
+            yield address.url, address.jvm_pid
     finally:
         shared.stop(config)
 

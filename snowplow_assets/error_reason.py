@@ -35,7 +35,6 @@ def reason(message: str) -> str:
 
 
 def reason_of(error: BaseException) -> str:
-    """`reason` of the innermost Python cause of `error`, named by its type."""
-    while error.__cause__ is not None:
-        error = error.__cause__
+    """`reason` of `error`'s message, named by its type. Its causes are not followed: an error raised from
+    another (such as spark.SharedServerEnded from gRPC's) says what its cause means."""
     return f"{type(error).__name__}: {reason(str(error))}"

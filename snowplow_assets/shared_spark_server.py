@@ -146,9 +146,9 @@ class SharedServer:
         return self.root / hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
     @contextmanager
-    def lease(self, config: Mapping[str, str], environ: Mapping[str, str] = os.environ) -> Iterator[str]:
-        """Hold a lease on the server for `config`, started now if none runs, and yield its client URL (with
-        its token). The server does not stop while the lease is held."""
+    def lease(self, config: Mapping[str, str], environ: Mapping[str, str] = os.environ) -> Iterator[ServerAddress]:
+        """Hold a lease on the server for `config`, started now if none runs, and yield its address (its
+        client URL, with its token, and its JVM's pid). The server does not stop while the lease is held."""
         folder = self.folder(config, environ)
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(folder, 0o700)  # mkdir's mode is masked by the umask, and the folder may be older
@@ -159,7 +159,7 @@ class SharedServer:
                 address = _reachable_address(folder)
                 if address is None:
                     address = self._start(folder, config, environ)
-                yield address.url
+                yield address
             finally:
                 os.utime(lease.fileno())
 

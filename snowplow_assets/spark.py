@@ -12,11 +12,13 @@ import os
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Observation, SparkSession
 
 from snowplow_assets.jvm import POSIX_LOCAL_FILE_SYSTEM_CLASS, functions_jar
+from snowplow_assets.processes import alive
 
 if TYPE_CHECKING:  # which imports this module, to start its servers with the same configuration
     from snowplow_assets.shared_spark_server import SharedServer
@@ -118,12 +120,38 @@ def spark_session(
     if shared_server is None:
         yield build_spark_session(config, app_name)
         return
-    with shared_server.lease(config) as url:
-        session = build_spark_session({**config, "spark.remote": url}, app_name)
+    with shared_server.lease(config) as server:
+        session = build_spark_session({**config, "spark.remote": server.url}, app_name)
+        _retry_while_alive(session, server.jvm_pid, shared_server.folder(config) / "server.log")
         try:
             yield session
         finally:
             session.stop()
+
+
+class SharedServerEnded(RuntimeError):
+    """The shared server a session was on has ended: its work is lost, and the next lease starts another."""
+
+
+def _retry_while_alive(session: SparkSession, jvm_pid: int, server_log: Path) -> None:
+    """Retry the server only while its JVM lives. A Connect client retries a server it cannot reach for 10
+    minutes and more (PySpark's DefaultPolicy), as it would one restarting behind a load balancer; but a shared
+    server that ended (killed, out of memory, `shared-spark-server --stop`) never comes back, and its runs
+    would hang for those minutes, then fail with gRPC's "failed to connect to all addresses". So the policy
+    raises SharedServerEnded instead of another retry: PySpark passes an error that is not gRPC's on as it is.
+    """
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
+    class WhileTheServerLives(DefaultPolicy):
+        def can_retry(self, e: BaseException) -> bool:
+            if super().can_retry(e) and not alive(jvm_pid):
+                raise SharedServerEnded(
+                    f"the shared Spark server (JVM {jvm_pid}) ended while this session used it: killed, or out "
+                    f"of memory? Its log: {server_log}. The next run starts another."
+                ) from e
+            return super().can_retry(e)
+
+    session.client.set_retry_policies([WhileTheServerLives()])  # type: ignore[attr-defined]
 
 
 def is_spark_connect(spark: SparkSession) -> bool:

@@ -57,14 +57,15 @@ def test_a_spark_error_through_spark_connect_gives_its_error_and_last_cause(spar
     ]
 
 
-def test_the_innermost_python_cause_is_the_reason():
+def test_an_error_raised_from_another_is_the_reason():
+    """Its message says what its cause means; the cause stays in the traceback."""
     try:
         try:
-            raise OSError("No space left on device")
+            raise OSError("Connection refused")
         except OSError as cause:
-            raise RuntimeError("the write failed") from cause
+            raise RuntimeError("the server has ended") from cause
     except RuntimeError as error:
-        assert reason_of(error) == "OSError: No space left on device"
+        assert reason_of(error) == "RuntimeError: the server has ended"
 
 
 def test_a_message_without_a_stack_trace_is_kept_whole():

@@ -19,6 +19,7 @@ import dagster as dg
 from click.testing import CliRunner
 
 from snowplow_assets.cli import main
+from snowplow_assets.processes import alive
 from snowplow_assets.settings import Settings
 from snowplow_assets.shared_spark_server import SharedServer, default_shared_server_root
 from snowplow_assets.spark_connect_server import TOKEN_VARIABLE
@@ -58,9 +59,29 @@ import json, sys, time
 from pathlib import Path
 from snowplow_assets.shared_spark_server import SharedServer
 
-with SharedServer(Path(sys.argv[1]), float(sys.argv[2])).lease(json.loads(sys.argv[3])) as url:
-    print(url, flush=True)
+with SharedServer(Path(sys.argv[1]), float(sys.argv[2])).lease(json.loads(sys.argv[3])) as server:
+    print(server.url, flush=True)
     time.sleep(600)
+"""
+
+
+# A run's session on the shared server (spark.spark_session): one query, then, once told, another.
+QUERY_AFTER_BEING_TOLD = """
+import json, sys, time
+from pathlib import Path
+from snowplow_assets.shared_spark_server import SharedServer
+from snowplow_assets.spark import spark_session
+
+shared = SharedServer(Path(sys.argv[1]), float(sys.argv[2]))
+with spark_session(json.loads(sys.argv[3]), shared) as session:
+    print(session.range(10).count(), flush=True)
+    sys.stdin.readline()
+    started = time.monotonic()
+    try:
+        session.range(10).count()
+        print("answered")
+    except Exception as error:
+        print(f"failed after {time.monotonic() - started:.0f} s: {type(error).__name__}: {error}", flush=True)
 """
 
 
@@ -74,18 +95,6 @@ def _address(folder: Path) -> dict | None:
 def _listens(address: dict) -> bool:
     with socket.socket() as probe:
         return probe.connect_ex((address["host"], address["port"])) == 0
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    # An ended process lingers as a zombie until its parent reaps it; it no longer runs.
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].startswith("Z")
-    except FileNotFoundError:
-        return True
 
 
 def _wait_for(condition, timeout: float, what: str) -> None:
@@ -145,8 +154,8 @@ def test_clients_that_start_at_once_start_one_server_which_stops_once_idle(tmp_p
     def client() -> None:
         try:
             start.wait()
-            with shared.lease(TEST_SPARK_CONFIG) as url:
-                urls.append(url)
+            with shared.lease(TEST_SPARK_CONFIG) as server:
+                urls.append(server.url)
                 release.wait(300)
         except BaseException as error:  # reported below, in the test's thread
             errors.append(error)
@@ -194,7 +203,7 @@ def test_clients_that_start_at_once_start_one_server_which_stops_once_idle(tmp_p
         holder.wait()
     time.sleep(shared.idle_seconds / 2)
     assert _address(folder) == address, "the idle time counts from when the killed client's lease was last seen"
-    _wait_for(lambda: _gone(address["jvm_pid"]) and _gone(address["keeper_pid"]), 60, "the server stops")
+    _wait_for(lambda: not alive(address["jvm_pid"]) and not alive(address["keeper_pid"]), 60, "the server stops")
     assert _address(folder) is None
     assert "idle for 4 s: stopping" in (folder / "keeper.log").read_text()
 
@@ -238,18 +247,51 @@ def test_runs_use_the_shared_server_by_default_and_a_killed_keeper_takes_its_ser
 
     os.kill(address["keeper_pid"], signal.SIGKILL)
     # A JVM whose main thread has ended shows as a zombie while its other threads shut Spark down.
-    _wait_for(lambda: _gone(address["jvm_pid"]) and not _listens(address), 60, "the JVM dies with its keeper")
+    _wait_for(lambda: not alive(address["jvm_pid"]) and not _listens(address), 60, "the JVM dies with its keeper")
     config = Settings().spark_config
     shared = SharedServer(tmp_path / "servers", idle_seconds=600)
-    with shared.lease(config) as url:
+    with shared.lease(config) as server:
         assert shared.folder(config) == folder, "the command's settings"
         restarted = _address(folder)
-        assert restarted["keeper_pid"] != address["keeper_pid"] and restarted["token"] in url
+        assert restarted["keeper_pid"] != address["keeper_pid"] and restarted["token"] in server.url
         assert _listens(restarted)
         assert "in use by a run" in CliRunner().invoke(main, ["shared-spark-server"]).output
     stopped = CliRunner().invoke(main, ["shared-spark-server", "--stop"])
     assert stopped.exit_code == 0 and stopped.output.endswith("stopped\n"), stopped.output
-    assert _gone(restarted["jvm_pid"]) and _gone(restarted["keeper_pid"]) and _address(folder) is None
+    assert not alive(restarted["jvm_pid"]) and not alive(restarted["keeper_pid"]) and _address(folder) is None
     assert "told to stop (SIGTERM): stopping" in (folder / "keeper.log").read_text()
     assert not shared.stop(config), "none runs"
     assert "no shared server runs for these settings" in CliRunner().invoke(main, ["shared-spark-server"]).output
+
+
+def test_a_run_whose_server_has_ended_fails_at_once(tmp_path):
+    """PySpark's client retries a server it cannot reach for ten minutes and more; a shared server killed under
+    a run (its JVM out of memory, say) never comes back, so the run's session gives up once the JVM is gone."""
+    shared = SharedServer(tmp_path, idle_seconds=600)
+    command = [
+        sys.executable,
+        "-c",
+        QUERY_AFTER_BEING_TOLD,
+        str(tmp_path),
+        str(shared.idle_seconds),
+        json.dumps(TEST_SPARK_CONFIG),
+    ]
+    client = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert client.stdout.readline().strip() == "10", "the session works while the server lives"
+        address = _address(shared.folder(TEST_SPARK_CONFIG))
+        os.kill(address["jvm_pid"], signal.SIGKILL)
+        _wait_for(lambda: not alive(address["jvm_pid"]), 60, "the JVM dies")
+        # Within the test's minute, where PySpark's own policy would keep the client waiting ten.
+        outcome = client.communicate("go\n", timeout=60)[0].strip()
+        assert client.returncode == 0
+    finally:
+        client.kill()
+        shared.stop(TEST_SPARK_CONFIG)
+    log = shared.folder(TEST_SPARK_CONFIG) / "server.log"
+    assert re.fullmatch(
+        rf"failed after \d+ s: SharedServerEnded: the shared Spark server \(JVM {address['jvm_pid']}\) ended while "
+        rf"this session used it: killed, or out of memory\? Its log: {re.escape(str(log))}\. The next run starts another\.",
+        outcome,
+    ), outcome
+    assert int(outcome.split()[2]) < 30, outcome

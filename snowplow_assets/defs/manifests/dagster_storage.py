@@ -156,9 +156,10 @@ def event_metadata(event_json: str, body_field: str) -> dict[str, Any]:
 
 
 def _error_text(error: Mapping[str, Any]) -> str:
-    # The innermost cause is the error the code raised; Dagster wraps it in its own execution errors. A
-    # Spark error's message goes on with the JVM's stack trace, whose last cause is often the reason.
-    while error.get("cause"):
+    # The error the code raised, which Dagster wraps in its own execution errors (DagsterExecutionStep…); its
+    # own causes are not followed, as the code's error says what they mean (a shred's dg.Failure names the
+    # folder and the reason). A Spark error's message goes on with the JVM's stack trace: error_reason.py.
+    while error.get("cause") and str(error.get("cls_name", "")).startswith("Dagster"):
         error = error["cause"]
     return reason(str(error.get("message", "")))
 
