@@ -25,8 +25,9 @@ def reason(message: str) -> str:
     if not any(_JVM_FRAME.match(line) for line in lines):
         return message.strip()
     first = lines[0]
-    if first.startswith(_PY4J_PREAMBLE) and len(lines) > 1:
-        # Py4J says which Python call failed, then gives the JVM's error on the next line, after ": ".
+    if _PY4J_PREAMBLE in first and len(lines) > 1:
+        # Py4J says which Python call failed (after the error's class, in Dagster's record of it), then gives
+        # the JVM's error on the next line, after ": ".
         first = lines[1].removeprefix(": ")
     causes = [line.removeprefix(_CAUSED_BY) for line in lines if line.startswith(_CAUSED_BY)]
     if causes and causes[-1] not in first:

@@ -68,6 +68,12 @@ def test_an_error_raised_from_another_is_the_reason():
         assert reason_of(error) == "RuntimeError: the server has ended"
 
 
+def test_py4js_preamble_after_the_errors_class_as_dagster_records_it(spark, truncated_gzip):
+    error = _read_error(spark, truncated_gzip)
+    recorded = f"py4j.protocol.Py4JJavaError: {error}"
+    assert reason(recorded) == reason_of(error).removeprefix("Py4JJavaError: ")
+
+
 def test_a_message_without_a_stack_trace_is_kept_whole():
     message = "1 validation error for Settings\nlake\n  Input should be a valid string"
     assert reason(f"  {message}\n") == message

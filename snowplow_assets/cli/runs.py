@@ -13,7 +13,7 @@ from dagster._core.definitions.reconstruct import ReconstructableRepository
 from dagster._core.storage.tags import PARTITION_NAME_TAG
 
 from snowplow_assets.cli.abandoned_runs import cli_run_tags
-from snowplow_assets.error_reason import reason
+from snowplow_assets.defs.step_errors import raised_error_reason
 from snowplow_assets.settings import PROJECT_ROOT
 
 DEFINITIONS_MODULE = "snowplow_assets.definitions"
@@ -51,7 +51,7 @@ def execute_run(
         if not result.success:
             failures = [e for e in result.all_events if e.is_step_failure or e.is_failure]
             messages = [
-                f"{e.step_key or 'run'}: {reason(e.event_specific_data.error.message)}"  # type: ignore[union-attr]
+                f"{e.step_key or 'run'}: {raised_error_reason(e.event_specific_data.error)}"  # type: ignore[union-attr]
                 for e in failures
                 if getattr(e.event_specific_data, "error", None) is not None
             ]

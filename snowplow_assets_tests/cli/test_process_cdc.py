@@ -1,5 +1,6 @@
 """The CDC step of `process` (cli/process_cdc.py): register, ingest, cut and check, through Dagster runs."""
 
+import gzip
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -99,3 +100,20 @@ def test_no_landings_means_no_runs(instance):
     messages: list[str] = []
     assert process_cdc(instance, Settings(), messages.append) == []
     assert messages == ["no CDC landings"]
+
+
+def test_a_landing_that_cannot_be_read_fails_with_the_reason(instance):
+    """Dagster wraps the step's error in its own execution error; `process` says the error the step raised,
+    with the JVM's last cause, as the processing manifest does."""
+    folder = Path(Lake(Settings().lake).cdc_landing("landing=2026-03-01-10-00-00"))
+    folder.mkdir(parents=True)
+    whole = gzip.compress("".join(partial(k, 1000 + k, k, {"name": "x"}) + "\n" for k in range(20_000)).encode())
+    (folder / "part-00000.json.gz").write_bytes(whole[: len(whole) // 2])
+    (folder / "_SUCCESS").touch()
+    [ingest] = [o for o in process_cdc(instance, Settings(), lambda _: None) if o.job == "cdc_ingest_landing"]
+    assert not ingest.success
+    step = ingest.failure.split("; run: ")[0]
+    assert step.startswith(
+        "cdc_ingest: org.apache.spark.SparkException: [FAILED_READ_FILE.NO_HINT] Encountered error while reading file"
+    ), step
+    assert step.endswith("(caused by java.io.EOFException: Unexpected end of input stream)"), step

@@ -29,8 +29,9 @@ from dagster._core.storage.runs.sql_run_storage import SqlRunStorage
 from dagster._core.storage.sqlalchemy_compat import db_select
 from dagster._core.storage.tags import BACKFILL_ID_TAG
 from dagster._serdes import deserialize_value
+from dagster._utils.error import SerializableErrorInfo
 
-from snowplow_assets.error_reason import reason
+from snowplow_assets.defs.step_errors import raised_error_reason
 
 _IN_CHUNK = 500  # values per SQL IN (...): well under SQLite's bound-parameter limit
 
@@ -156,12 +157,8 @@ def event_metadata(event_json: str, body_field: str) -> dict[str, Any]:
 
 
 def _error_text(error: Mapping[str, Any]) -> str:
-    # The error the code raised, which Dagster wraps in its own execution errors (DagsterExecutionStep…); its
-    # own causes are not followed, as the code's error says what they mean (a shred's dg.Failure names the
-    # folder and the reason). A Spark error's message goes on with the JVM's stack trace: error_reason.py.
-    while error.get("cause") and str(error.get("cls_name", "")).startswith("Dagster"):
-        error = error["cause"]
-    return reason(str(error.get("message", "")))
+    # Failures are few: their errors are read back into Dagster's own type, not interpreted here.
+    return raised_error_reason(deserialize_value(json.dumps(error), SerializableErrorInfo))
 
 
 def failure_payload(event_json: str) -> dict[str, Any]:
