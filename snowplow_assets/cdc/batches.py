@@ -201,7 +201,7 @@ def plan_batch(
     elif previous is None:
         mode, reason = FULL, "first batch"
     elif previous.spec != model.digest:
-        mode, reason = FULL, "the model's topics, contracts or id fields changed"
+        mode, reason = FULL, "the model's topics, contracts or id fields, or the order of changes, changed"
     elif set(previous.landings) - set(tokens):
         mode, reason = FULL, f"landings no longer ingested: {sorted(set(previous.landings) - set(tokens))}"
 

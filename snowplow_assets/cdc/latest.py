@@ -3,7 +3,8 @@
 The records a batch does not hold are those after its boundary from the landings it lists, and every
 record of the landings ingested (or re-ingested) since it was cut, whatever their timestamps: late records
 count as soon as they are ingested. Merged by the order of order.py, the view equals a replay of every
-ingested record, whether or not a batch ran since. With no batch yet, it is the replay itself.
+ingested record, whether or not a batch ran since. With no batch yet, or only batches cut for another spec
+of the model (models.ModelSpec.digest), it is the replay itself.
 
 `latest_table` reads the lake directly (the `latest` command); `write_latest` materialises the same view
 per model as `cdc/latest/<model>/` (the cdc_latest asset), written to staging and swapped in.
@@ -64,7 +65,9 @@ def latest_state(
     reads: dict[tuple[str, str], Window] = {}
     batches: dict[str, BatchManifest | None] = {}
     for model in models:
-        batch = batches[model.name] = latest_batch(fs, lake, model.name)
+        batch = latest_batch(fs, lake, model.name)
+        # A batch cut for another spec (topics, contracts, id fields, order) holds other states: replay.
+        batch = batches[model.name] = batch if batch is not None and batch.spec == model.digest else None
         for name, landing in model_landings(ingested, model.name).items():
             held = batch is not None and batch.landings.get(name) == landing.token
             window = Window(batch.boundary_ms, None) if held and batch is not None else Window()

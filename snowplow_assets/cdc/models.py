@@ -33,6 +33,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from snowplow_assets.cdc.order import ORDER_VERSION
 from snowplow_assets.lake import validate_cdc_model_name
 
 Contract = Literal["partial", "debezium", "event"]
@@ -127,9 +128,14 @@ class ModelSpec(BaseModel):
 
     @property
     def digest(self) -> str:
-        """Changes whenever what this model reads changes (topics, contracts, id fields): such a change
-        invalidates every earlier batch, so the next one is recomputed in full."""
-        spec = {"id": self.id, "topics": sorted((t.topic, t.contract, self.id_field(t)) for t in self.topics)}
+        """Changes whenever what this model's state is changes (its topics, contracts and id fields, and the
+        order of changes, order.ORDER_VERSION): such a change invalidates every earlier batch, so the next
+        one is recomputed in full, and the latest view does not read them."""
+        spec = {
+            "id": self.id,
+            "topics": sorted((t.topic, t.contract, self.id_field(t)) for t in self.topics),
+            "order": ORDER_VERSION,
+        }
         return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -3,21 +3,28 @@
 Every record of a model is a change of one key: an insert, an update or a delete. Per key the records are
 totally ordered by
 
-    (__timestamp, kind: insert < update < delete, __topic, __partition, __offset, __data)
+    (__timestamp, __topic, __partition, __offset, kind: insert < update < delete, __data)
 
 and the state of a key is its last record in that order: its row if that record is an insert or an update,
 nothing if it is a delete. Consequences:
 - a delete as the last change removes the key; an insert after it brings the key back;
 - a late record (landed after newer ones) never overwrites newer state: the order, not arrival, decides;
-- at one timestamp a delete beats an update, which beats an insert (a Debezium snapshot read `r` counts as
-  an insert, so any real change at the same millisecond wins over it);
+- at one millisecond, records of one topic partition keep Kafka's order, their offsets. A row replaced by a
+  delete and an insert in one transaction (Debezium's `d`, its tombstone and `c`, all at one millisecond)
+  is therefore the inserted row, not deleted. The kind came before the coordinates until 2026-11-26, which
+  made every such replaced row vanish from the batches and the latest view;
+- at one millisecond, records of different topics or partitions have no order in the source, and the topic,
+  then the partition, decides: arbitrary, but the same in every computation. (Partitioning by key keeps a
+  key's records in one partition, as Debezium and partial-mode topics do.)
 - the same Kafka record landed twice is the same element of the order, so duplicates change nothing;
 - two different records at one (topic, partition, offset), which Kafka cannot produce, are still resolved
-  the same way by every computation: by their row text, then a delete (no row) first.
+  the same way by every computation: by their kind, then their row text (a delete has none).
 
 "Last record wins" is a join-semilattice: merging states in any grouping, in any order, with any
 duplication gives the same result. Batches rely on it: a batch is the previous batch merged with newer
-records, and it equals a replay of everything.
+records, and it equals a replay of everything. That is why the order is one lexicographic order of the
+record's own fields: a rule such as "offsets within a partition, kinds across partitions" is not
+transitive, and merges in different groupings would then disagree.
 
 State tables (`STATE_SCHEMA`) hold one record per (model, key): live keys with their row and deleted keys
 as tombstones (no row). Tombstones must be kept: a late insert older than a delete would otherwise bring a
@@ -28,6 +35,11 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+
+# Part of every batch's spec (models.ModelSpec.digest): a batch cut under another order holds other states,
+# so the next cut after a change here recomputes every model in full, and the latest view ignores the old
+# batch until then. 2: the coordinates before the kind (2026-11-26).
+ORDER_VERSION = 2
 
 INSERT, UPDATE, DELETE = "insert", "update", "delete"
 KINDS = (INSERT, UPDATE, DELETE)
@@ -51,8 +63,8 @@ STATE_SCHEMA = (
 )
 
 _RANK_SQL = f"CASE {KIND} WHEN '{INSERT}' THEN 0 WHEN '{UPDATE}' THEN 1 ELSE 2 END"
-# Struct comparison is field by field, so this struct *is* the order; the kind rides along at the end.
-_ORDERED = f"struct({TIMESTAMP}, {_RANK_SQL} AS __rank, {TOPIC}, {PARTITION}, {OFFSET}, {DATA}, {KIND})"
+# Struct comparison is field by field, so this struct *is* the order; the kind itself rides along at the end.
+_ORDERED = f"struct({TIMESTAMP}, {TOPIC}, {PARTITION}, {OFFSET}, {_RANK_SQL} AS __rank, {DATA}, {KIND})"
 
 # Above this many changed keys the merge shuffles instead of broadcasting the changes to the base.
 BROADCAST_CHANGES_LIMIT = 1_000_000
@@ -60,7 +72,7 @@ BROADCAST_CHANGES_LIMIT = 1_000_000
 
 def order_key(kind: str, timestamp_ms: int, topic: str, partition: int, offset: int, data: str | None) -> tuple:
     """The order of one record as a Python tuple, for callers outside Spark (and for tests)."""
-    return (timestamp_ms, KIND_RANK[kind], topic, partition, offset, (data is not None, data or ""))
+    return (timestamp_ms, topic, partition, offset, KIND_RANK[kind], (data is not None, data or ""))
 
 
 def reduce_to_state(records: DataFrame, counted: bool = False) -> DataFrame:

@@ -36,6 +36,13 @@ def test_digest_follows_what_the_model_reads():
     assert retested.digest == base, "tests do not change what a batch holds"
 
 
+def test_digest_follows_the_order_of_changes(monkeypatch):
+    """Batches cut under an earlier order (order.ORDER_VERSION) are recomputed in full, not merged into."""
+    base = models().model("customers").digest
+    monkeypatch.setattr("snowplow_assets.cdc.models.ORDER_VERSION", 1)
+    assert models().model("customers").digest != base
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [

@@ -20,8 +20,11 @@ CASES = {
     "late_older": ([_record("late_older", 5, "update", offset=9), _record("late_older", 3, "update", offset=1)], '{"v":"late_older@5"}'),
     "late_delete": ([_record("late_delete", 5, "insert"), _record("late_delete", 4, "delete")], '{"v":"late_delete@5"}'),
     "duplicate": ([_record("duplicate", 1, "insert"), _record("duplicate", 1, "insert")], '{"v":"duplicate@1"}'),
-    "kind_beats_topic": ([_record("kind_beats_topic", 4, "insert", topic="b"), _record("kind_beats_topic", 4, "update", topic="a", data='{"v":"update"}')], '{"v":"update"}'),
-    "delete_wins_tie": ([_record("delete_wins_tie", 4, "update", topic="z"), _record("delete_wins_tie", 4, "delete", topic="a")], None),
+    "replaced_in_one_transaction": ([_record("replaced_in_one_transaction", 1, "insert", offset=1), _record("replaced_in_one_transaction", 4, "delete", offset=2), _record("replaced_in_one_transaction", 4, "delete", offset=3), _record("replaced_in_one_transaction", 4, "insert", offset=4)], '{"v":"replaced_in_one_transaction@4"}'),
+    "deleted_after_insert_in_one_transaction": ([_record("deleted_after_insert_in_one_transaction", 4, "insert", offset=1), _record("deleted_after_insert_in_one_transaction", 4, "delete", offset=2)], None),
+    "topic_beats_kind": ([_record("topic_beats_kind", 4, "insert", topic="b"), _record("topic_beats_kind", 4, "update", topic="a", data='{"v":"update"}')], '{"v":"topic_beats_kind@4"}'),
+    "topic_beats_delete": ([_record("topic_beats_delete", 4, "update", topic="z"), _record("topic_beats_delete", 4, "delete", topic="a")], '{"v":"topic_beats_delete@4"}'),
+    "kind_at_one_coordinate": ([_record("kind_at_one_coordinate", 4, "delete"), _record("kind_at_one_coordinate", 4, "update", data='{"v":"u"}'), _record("kind_at_one_coordinate", 4, "insert", data='{"v":"z"}')], None),
     "topic": ([_record("topic", 4, "update", topic="b", data='{"v":"b"}'), _record("topic", 4, "update", topic="a", data='{"v":"a"}')], '{"v":"b"}'),
     "partition": ([_record("partition", 4, "update", partition=1, data='{"v":"p1"}'), _record("partition", 4, "update", partition=0, offset=9)], '{"v":"p1"}'),
     "offset": ([_record("offset", 4, "update", offset=7, data='{"v":"o7"}'), _record("offset", 4, "update", offset=5)], '{"v":"o7"}'),
@@ -56,9 +59,15 @@ def test_merging_a_state_with_later_landings_equals_reducing_everything(spark, c
 
 def test_order_key_matches_the_documented_order():
     assert (
+        order_key("delete", 1, "t", 0, 2, None)
+        < order_key("delete", 1, "t", 0, 3, None)
+        < order_key("insert", 1, "t", 0, 4, "{}")
+    )
+    assert order_key("delete", 1, "a", 0, 0, None) < order_key("insert", 1, "b", 0, 0, "{}")
+    assert (
         order_key("insert", 1, "t", 0, 0, "{}")
-        < order_key("update", 1, "a", 0, 0, "{}")
-        < order_key("delete", 1, "a", 0, 0, None)
+        < order_key("update", 1, "t", 0, 0, "{}")
+        < order_key("delete", 1, "t", 0, 0, None)
     )
     assert order_key("delete", 1, "t", 0, 0, None) < order_key("insert", 2, "t", 0, 0, "{}")
     assert order_key("update", 1, "a", 9, 9, "{}") < order_key("update", 1, "b", 0, 0, "{}")
