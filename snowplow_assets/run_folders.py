@@ -20,7 +20,6 @@ from collections.abc import Container, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from snowplow_assets.lake import RUN_FOLDER
 from snowplow_assets.storage import FileEntry, LakeFileSystem, is_data_file
 
 SUCCESS_MARKER = "_SUCCESS"
@@ -46,17 +45,6 @@ def readiness(files: Iterable[FileEntry], now: float, ready_after_seconds: float
     if quiet_for >= ready_after_seconds:
         return True, f"unchanged for {quiet_for:.0f}s"
     return False, f"changed {quiet_for:.0f}s ago, waiting for {ready_after_seconds}s of quiet"
-
-
-def find_new_run_folders(
-    fs: LakeFileSystem,
-    enriched_uri: str,
-    known: set[str],
-    now: float,
-    ready_after_seconds: float,
-    limit: int,
-) -> NewRunFolders:
-    return find_new_folders(fs, enriched_uri, known, now, ready_after_seconds, limit, RUN_FOLDER)
 
 
 def find_new_folders(

@@ -2,7 +2,8 @@ import os
 import time
 from pathlib import Path
 
-from snowplow_assets.run_folders import find_new_run_folders, readiness
+from snowplow_assets.lake import RUN_FOLDER
+from snowplow_assets.run_folders import find_new_folders, readiness
 from snowplow_assets.storage import LocalFileSystem
 
 
@@ -37,17 +38,21 @@ def test_new_folders_are_sorted_chunked_and_filtered(tmp_path):
     (enriched / "run=2026-03-01-07-00-00.txt").write_text("a file, not a folder")
 
     fs = LocalFileSystem()
-    first = find_new_run_folders(fs, str(enriched), {"run=2026-03-01-01-00-00"}, time.time(), 120, limit=2)
+    first = find_new_folders(
+        fs, str(enriched), {"run=2026-03-01-01-00-00"}, time.time(), 120, limit=2, pattern=RUN_FOLDER
+    )
     assert first.ready == ["run=2026-03-01-02-00-00", "run=2026-03-01-03-00-00"] and first.more
     assert first.ignored == ["not-a-run"]
     known = {"run=2026-03-01-01-00-00", *first.ready}
-    second = find_new_run_folders(fs, str(enriched), known, time.time(), 120, limit=10)
+    second = find_new_folders(fs, str(enriched), known, time.time(), 120, limit=10, pattern=RUN_FOLDER)
     assert second.ready == ["run=2026-03-01-04-00-00", "run=2026-03-01-05-00-00"] and not second.more
     assert second.waiting == ["run=2026-03-01-06-00-00"]
 
 
 def test_missing_enriched_folder_finds_nothing(tmp_path):
-    found = find_new_run_folders(LocalFileSystem(), str(tmp_path / "nope"), set(), time.time(), 0, limit=5)
+    found = find_new_folders(
+        LocalFileSystem(), str(tmp_path / "nope"), set(), time.time(), 0, limit=5, pattern=RUN_FOLDER
+    )
     assert (found.ready, found.waiting, found.ignored, found.more) == ([], [], [], False)
 
 

@@ -13,7 +13,7 @@ and `__landing`. The `hour` of `__timestamp` (UTC) lets a batch read only the ho
 
 One Spark job parses, classifies and writes every record, and counts on the way: lines, blank lines,
 records per outcome and bad reason, per model the changes, deletes, time range and the JSON type of every
-key of its rows (columns.py). A second job writes the bad rows, only when there are any, and must find as
+key of its rows (columns.py), and how each topic the records name was read (stale_landings.py). A second job writes the bad rows, only when there are any, and must find as
 many as the first counted. Nothing is published unless lines = blank + changes + deletes + bad.
 
 Re-ingesting a folder replaces its three folders and its summary (staged, then swapped in: the summary is
@@ -46,6 +46,8 @@ VALUE, LANDING = "__value", "__landing"
 HISTORY_COLUMNS = (*STATE_COLUMNS, VALUE, LANDING)
 HISTORY_SCHEMA = f"{STATE_SCHEMA}, {VALUE} STRING, {LANDING} STRING"
 HOUR_SQL_FORMAT, HOUR_FORMAT = "yyyy-MM-dd-HH", "%Y-%m-%d-%H"
+# A real landing names a few topics; a landing of junk naming more is not summarised by topic.
+MAX_TOPICS_RECORDED = 1000
 
 
 @dataclass
@@ -74,6 +76,9 @@ class IngestedLanding:
     bad: int
     bad_reasons: dict[str, int]
     models: dict[str, ModelSummary]
+    # topic -> how it was read (models.CdcModels.readings; None: bad rows), for every topic the landing's
+    # records name; None for a landing ingested before 2026-11-26 or naming more than MAX_TOPICS_RECORDED.
+    topics: dict[str, str | None] | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
@@ -131,6 +136,7 @@ def ingest_landing(
                 for index, name in enumerate(names)
                 if counts[f"changes_{index}"] or counts[f"deletes_{index}"]
             },
+            topics=_topic_readings(counts["topics"], models),
         )
         fs.delete(lake.cdc_ingested(landing))
         fs.replace_tree(f"{staging}/{HISTORY}", lake.cdc_history(landing))
@@ -158,6 +164,7 @@ def _record_counts(models: list[str]) -> list:
         F.count_if(F.col("__output") == DELETES).alias("deletes"),
         F.count_if(F.col("__output") == BAD).alias("bad"),
         *(F.count_if(F.col("__reason") == reason).alias(f"bad_{reason}") for reason in BAD_REASONS),
+        F.expr(f"slice(array_sort(collect_set(__topic)), 1, {MAX_TOPICS_RECORDED + 1})").alias("topics"),
     ]
     for index, name in enumerate(models):
         is_model = f"__model = {literal(name)}"
@@ -176,6 +183,13 @@ def _record_counts(models: list[str]) -> list:
             F.expr(f"schema_of_variant_agg(CASE WHEN {change} THEN __row END)").alias(f"columns_{index}"),
         ]
     return counts
+
+
+def _topic_readings(topics: list[str], models: CdcModels) -> dict[str, str | None] | None:
+    if len(topics) > MAX_TOPICS_RECORDED:
+        return None
+    readings = models.readings()
+    return {topic: readings.get(topic) for topic in topics}
 
 
 def _model_summary(counts: dict, index: int) -> ModelSummary:

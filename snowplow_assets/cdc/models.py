@@ -177,6 +177,14 @@ class CdcModels(BaseModel):
         """Every declared topic, with its model and its declaration."""
         return {topic.topic: (model, topic) for model in self.models.values() for topic in model.topics}
 
+    def readings(self) -> dict[str, str]:
+        """How ingestion reads each declared topic, as `model/contract/id field` (none of the three can hold
+        a `/`): what decides a record's model and key. A topic not here is read as bad rows."""
+        return {
+            name: f"{model.name}/{topic.contract}/{model.id_field(topic)}"
+            for name, (model, topic) in self.topics().items()
+        }
+
 
 def parse_models(text: str, source: str = "<text>") -> CdcModels:
     try:

@@ -6,6 +6,7 @@ own process (the jobs use the in-process executor), so consecutive runs share on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import dagster as dg
@@ -14,6 +15,7 @@ from dagster._core.storage.tags import PARTITION_NAME_TAG
 
 from snowplow_assets.cli.abandoned_runs import cli_run_tags
 from snowplow_assets.defs.step_errors import raised_error_reason
+from snowplow_assets.processing import Item, State
 from snowplow_assets.settings import PROJECT_ROOT
 
 DEFINITIONS_MODULE = "snowplow_assets.definitions"
@@ -57,3 +59,19 @@ def execute_run(
             ]
             failure = "; ".join(messages) or "run failed"
         return RunOutcome(result.run_id, job_name, partition, result.success, failure)
+
+
+def echo_outcome(outcome: RunOutcome, echo: Callable[[str], None]) -> RunOutcome:
+    failure = f": {outcome.failure}" if outcome.failure else ""
+    echo(f"  {'ok' if outcome.success else 'FAILED'} (run {outcome.run_id}){failure}")
+    return outcome
+
+
+def why_not_reprocessed(item: Item) -> str | None:
+    """`process --run` and `--ingest` also start a Processed item; every other lock holds (FORMATS.md §6)."""
+    if item.valid and item.state is State.PROCESSED:
+        return None
+    why = item.why_not_startable()
+    if why and item.state in (State.FAILED, State.SKIPPED) and item.valid:
+        return f"{why} (snowplow-assets manifest resolve {item.id} --reason …)"
+    return why

@@ -94,6 +94,18 @@ def test_every_line_is_accounted_for(ingested):
     assert report.bad_reasons == {"unknown_topic": 1, "invalid_json": 1}
 
 
+def test_the_summary_records_how_each_topic_was_read(ingested):
+    _, report, _, _, _, _ = ingested
+    assert report.topics == {
+        "customer_events": "customers/event/customerId",
+        "customers_raw": "customers/partial/id",
+        "shop.customers": "customers/debezium/id",
+        "shop.orders": "orders/partial/id",
+        "shop.unknown": None,
+    }
+    assert IngestedLanding.from_json(report.to_json()) == report
+
+
 def test_summaries_per_model(ingested):
     _, report, _, _, _, _ = ingested
     customers, orders = report.models["customers"], report.models["orders"]

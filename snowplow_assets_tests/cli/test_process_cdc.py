@@ -4,14 +4,16 @@ import gzip
 from datetime import UTC, datetime
 from pathlib import Path
 
+import click
 import dagster as dg
 import pytest
+from dagster._core.definitions.reconstruct import ReconstructableJob
 
 from snowplow_assets.cli.generate_cdc import generate_demo_landings
 from snowplow_assets.cli.process_cdc import process_cdc
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
-from snowplow_assets_tests.cdc.builders import partial, write_landing
+from snowplow_assets_tests.cdc.builders import ISSUE_MODELS_YAML, PARTIAL, partial, record, write_landing, write_models
 
 END = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -69,6 +71,7 @@ def test_process_ingests_new_landings_cuts_a_batch_and_checks_it(instance):
         "customers__unique__id",
         "customers__accepted_values__state",
         "customers__column_drift",
+        "cdc_landings_read_by_the_current_models",
     }
     assert all(c.passed for c in checks.values()), checks
 
@@ -117,3 +120,60 @@ def test_a_landing_that_cannot_be_read_fails_with_the_reason(instance):
         "cdc_ingest: org.apache.spark.SparkException: [FAILED_READ_FILE.NO_HINT] Encountered error while reading file"
     ), step
     assert step.endswith("(caused by java.io.EOFException: Unexpected end of input stream)"), step
+
+
+def test_a_landing_read_under_other_models_is_named_until_ingested_again(instance, tmp_path, monkeypatch):
+    """A topic the models file did not declare made bad rows; once declared, the landing must be read again."""
+    models_file = write_models(tmp_path / "models.yaml")
+    monkeypatch.setenv("SNOWPLOW_CDC_MODELS", str(models_file))
+    lake = Lake(Settings().lake)
+    write_landing(
+        lake,
+        "landing=a",
+        [partial(1, 1_000, 0, {"email": "a@x"}), record("customers_v2", {"id": 2, "email": "b@x"}, "2", 1_000, 0)],
+    )
+    messages: list[str] = []
+    first = process_cdc(instance, Settings(), messages.append)
+    assert _metadata(instance, "cdc_history", "landing=a")["bad"] == 1
+    assert _checks(instance, first[-1].run_id)["cdc_landings_read_by_the_current_models"].passed
+
+    declared = ISSUE_MODELS_YAML.replace(
+        f"      - {{topic: {PARTIAL}, contract: partial}}\n",
+        f"      - {{topic: {PARTIAL}, contract: partial}}\n      - {{topic: customers_v2, contract: partial}}\n",
+    )
+    write_models(models_file, declared)
+    # A new `process` loads the code location anew; within this test process Dagster keeps the jobs it loaded.
+    ReconstructableJob.get_definition.cache_clear()
+    ReconstructableJob.get_repository_definition.cache_clear()
+    messages.clear()
+    second = process_cdc(instance, Settings(), messages.append)
+    assert [o.job for o in second] == ["cdc_batch"], "a Processed landing is not ingested again unasked"
+    assert (
+        "stale: CDC landing landing=a was read under other models (customers_v2: no model (bad rows) -> "
+        "customers/partial/id); ingest it again: snowplow-assets process --ingest landing=a"
+    ) in messages
+    check = _checks(instance, second[-1].run_id)["cdc_landings_read_by_the_current_models"]
+    assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
+    assert check.metadata["changes"].value == {
+        "landing=a": ["customers_v2: no model (bad rows) -> customers/partial/id"]
+    }
+    assert _metadata(instance, "cdc_latest")["customers/rows"] == 1
+
+    messages.clear()
+    third = process_cdc(instance, Settings(), messages.append, reingest=["landing=a"])
+    assert [(o.job, o.partition, o.success) for o in third] == [
+        ("cdc_ingest_landing", "landing=a", True),
+        ("cdc_batch", None, True),
+    ]
+    assert not [m for m in messages if m.startswith("stale:")]
+    assert _checks(instance, third[-1].run_id)["cdc_landings_read_by_the_current_models"].passed
+    assert _metadata(instance, "cdc_history", "landing=a")["bad"] == 0
+    assert _metadata(instance, "cdc_latest")["customers/rows"] == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"), [("../x", "not a CDC landing folder name"), ("landing=none", "no such CDC landing: ")]
+)
+def test_ingest_asks_for_a_landing_folder_that_exists(instance, name, problem):
+    with pytest.raises(click.ClickException, match=problem):
+        process_cdc(instance, Settings(), lambda _: None, reingest=[name])

@@ -41,7 +41,7 @@ def test_assets_partitions_and_jobs(cdc_definitions):
     assert cdc_definitions.resolve_job_def("cdc_ingest_landing").partitions_def.name == "cdc_landings"
 
 
-def test_one_check_per_declared_test_and_a_drift_check_per_model(cdc_definitions):
+def test_one_check_per_declared_test_a_drift_check_per_model_and_one_for_stale_landings(cdc_definitions):
     checks = {
         (k.asset_key.to_user_string(), k.name)
         for k in cdc_definitions.get_repository_def().asset_graph.asset_check_keys
@@ -50,6 +50,7 @@ def test_one_check_per_declared_test_and_a_drift_check_per_model(cdc_definitions
     assert cdc == {
         "customers__not_null__email", "customers__unique__id", "customers__accepted_values__state", "customers__column_drift",
         "orders__column_drift", next(c for c in cdc if c.startswith("orders__not_null__total_amount_")),
+        "cdc_landings_read_by_the_current_models",
     }  # fmt: skip
     assert ("cdc_history", "no_bad_records") in checks
 

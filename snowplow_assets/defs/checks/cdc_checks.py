@@ -1,8 +1,9 @@
-"""The checks of cdc_batches: each model's dbt column tests, and a warning when its columns change.
+"""The checks of cdc_batches: each model's dbt column tests, a warning when its columns change, and a warning
+when ingested landings were read under other models than the models file declares now.
 
-Their logic is in snowplow_assets/cdc/column_tests.py and columns.py; the specs are built from the models
-file when the code location loads, one check per declared test (`<model>__<test>__<column>`) and one
-`<model>__column_drift` per model.
+Their logic is in snowplow_assets/cdc/column_tests.py, columns.py and stale_landings.py; the specs are built
+from the models file when the code location loads, one check per declared test (`<model>__<test>__<column>`),
+one `<model>__column_drift` per model, and `cdc_landings_read_by_the_current_models`.
 """
 
 from collections.abc import Iterator
@@ -13,11 +14,15 @@ from pyspark.sql import SparkSession
 from snowplow_assets.cdc.batches import BatchManifest
 from snowplow_assets.cdc.column_tests import declared_tests, test_batch
 from snowplow_assets.cdc.columns import column_drift
+from snowplow_assets.cdc.history import read_ingested
 from snowplow_assets.cdc.models import CdcModels
+from snowplow_assets.cdc.stale_landings import stale_landings
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LakeFileSystem
 
 CDC_BATCHES = dg.AssetKey("cdc_batches")
+STALE_LANDINGS_CHECK = "cdc_landings_read_by_the_current_models"
+SHOWN, LISTED = 10, 1000  # stale landings named in the description, and listed with their changes in the metadata
 
 
 def drift_check_name(model: str) -> str:
@@ -38,6 +43,14 @@ def cdc_batch_check_specs(models: CdcModels) -> list[dg.AssetCheckSpec]:
                 description=f"Warns when the columns of {name} (the union of its rows' keys) change between batches.",
             )
         )
+    specs.append(
+        dg.AssetCheckSpec(
+            STALE_LANDINGS_CHECK,
+            asset=CDC_BATCHES,
+            description="Warns when ingested landings hold topics that the models file now reads otherwise (another "
+            "model, contract or id field, or none): their records keep the old reading until they are ingested again.",
+        )
+    )
     return specs
 
 
@@ -61,6 +74,30 @@ def cdc_batch_check_results(
                 },
             )
         yield _drift_result(name, batch)
+    yield _stale_landings_result(fs, lake, models)
+
+
+def _stale_landings_result(fs: LakeFileSystem, lake: Lake, models: CdcModels) -> dg.AssetCheckResult:
+    stale = stale_landings(read_ingested(fs, lake), models)
+    names = list(stale)
+    shown = ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+    return dg.AssetCheckResult(
+        asset_key=CDC_BATCHES,
+        check_name=STALE_LANDINGS_CHECK,
+        passed=not stale,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=(
+            f"{len(names)} landing(s) were ingested under other models than the models file declares now: "
+            f"{shown}. Ingest them again: materialise their cdc_history partitions (a backfill), or "
+            "`snowplow-assets process --ingest <landing>`."
+            if stale
+            else "every landing was read as the models file reads its topics now"
+        ),
+        metadata={
+            "stale_landings": len(names),
+            "changes": dg.MetadataValue.json({name: stale[name] for name in names[:LISTED]}),
+        },
+    )
 
 
 def _drift_result(model: str, batch: BatchManifest | None) -> dg.AssetCheckResult:

@@ -1,0 +1,45 @@
+"""Landings ingested under another reading of their topics than the models file gives now.
+
+Ingestion reads each record by the models file of the moment (contracts.classify): the model its topic
+feeds, the topic's contract and its id field decide the record's model, its kind and its key, and a topic no
+model declares makes bad rows. The histories keep that reading. Changing the models file afterwards changes
+nothing already ingested: a batch recomputed in full (batches.py, on any change of a model's spec) still
+reads the records as they were read. So each landing's summary records the reading of every topic its
+records name (`IngestedLanding.topics`), and a landing whose topics are now read differently is *stale*
+until it is ingested again: materialise its `cdc_history` partition, or `snowplow-assets process --ingest
+<landing>`. The `cdc_landings_read_by_the_current_models` check of cdc_batches and `process` name them.
+
+Decision: stale landings are reported, not ingested again automatically. The sensors would have to read
+every landing's summary on every tick to notice, and a change of the models file may concern thousands of
+landings, which the operator should choose to re-read (it is one backfill in the UI).
+
+Landings ingested before summaries recorded their topics (2026-11-26), or naming more than
+history.MAX_TOPICS_RECORDED topics, cannot be judged and are never reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from snowplow_assets.cdc.history import IngestedLanding
+from snowplow_assets.cdc.models import CdcModels
+
+UNDECLARED = "no model (bad rows)"
+
+
+def changed_readings(landing: IngestedLanding, readings: Mapping[str, str]) -> list[str]:
+    """The landing's topics that the models now read otherwise, as `topic: then -> now`, by topic."""
+    if landing.topics is None:
+        return []
+    return [
+        f"{topic}: {then or UNDECLARED} -> {readings.get(topic) or UNDECLARED}"
+        for topic, then in sorted(landing.topics.items())
+        if readings.get(topic) != then
+    ]
+
+
+def stale_landings(ingested: Mapping[str, IngestedLanding], models: CdcModels) -> dict[str, list[str]]:
+    """Every landing read differently from how `models` reads its topics now -> what changed, by name."""
+    readings = models.readings()
+    stale = {name: changed_readings(landing, readings) for name, landing in sorted(ingested.items())}
+    return {name: changes for name, changes in stale.items() if changes}

@@ -1,0 +1,98 @@
+"""What `process` does for each kind of item of the processing manifest (run folders, CDC landings).
+
+Register the kind's new ready folders as partitions, then run the kind's job for every item the manifest lets
+start (New, or Resolved after a failure, and valid: the sensors' rule), or only for the items the operator
+names (`--run`, `--ingest`), which may also be Processed; every other lock holds (`why_not_reprocessed`).
+The lock is checked again right before each run: a sensor or another `process` may have taken it meanwhile.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import click
+import dagster as dg
+
+from snowplow_assets.cli.runs import RunOutcome, echo_outcome, execute_run, why_not_reprocessed
+from snowplow_assets.defs.manifests.processing_manifest import ItemKind, ProcessingManifest
+from snowplow_assets.lake import Lake
+from snowplow_assets.processing import State
+from snowplow_assets.run_folders import find_new_folders
+from snowplow_assets.settings import Settings
+from snowplow_assets.storage import filesystem_for
+
+
+@dataclass(frozen=True)
+class ItemProcessing:
+    kind: ItemKind
+    job: str
+    noun: str  # what an item is called in messages: "run folder"
+    verb: str  # what the job does to it: "shredding"
+    option: str  # the option that names items to process again: "--run"
+    validate: Callable[[str], str]  # the kind's name rule, raising ValueError with what a name must be
+    parent: Callable[[Lake], str]  # the lake folder the items are found in
+    folder: Callable[[Lake, str], str]  # one item's folder
+
+
+@dataclass(frozen=True)
+class ItemRuns:
+    registered: frozenset[str]  # every item of the kind, after this call registered the new ones
+    outcomes: list[RunOutcome]
+
+
+def process_items(
+    instance: dg.DagsterInstance,
+    settings: Settings,
+    how: ItemProcessing,
+    echo: Callable[[str], None],
+    requested: list[str] | None = None,
+) -> ItemRuns:
+    lake, fs = Lake(settings.lake), filesystem_for(settings.lake)
+    kind = how.kind
+    known = set(instance.get_dynamic_partitions(kind.partitions_def))
+    found = find_new_folders(
+        fs, how.parent(lake), known, time.time(), settings.ready_after_seconds, limit=10**9, pattern=kind.pattern
+    )
+    for name in found.waiting:
+        echo(f"waiting: {how.noun} {name} is not ready yet")
+    for name in found.ignored:
+        echo(f"ignored: {name} cannot be a {how.noun} name")
+    new = list(found.ready)
+    for name in requested or []:
+        try:
+            how.validate(name)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint=how.option) from None
+        if not fs.exists(how.folder(lake, name)):
+            raise click.ClickException(f"no such {how.noun}: {how.folder(lake, name)}")
+        if name not in known and name not in new:
+            new.append(name)
+    if new:
+        instance.add_dynamic_partitions(kind.partitions_def, new)
+        echo(f"registered {len(new)} {how.noun}(s): {', '.join(sorted(new))}")
+
+    registered = frozenset(known | set(new))
+    manifest = ProcessingManifest(instance)
+    if requested:
+        targets = sorted(set(requested))
+        refused = [why for name in targets if (why := why_not_reprocessed(manifest.item(kind, name, payloads=False)))]
+        if refused:
+            raise click.ClickException("; ".join(refused))
+    else:
+        items = manifest.items(kind, payloads=False)
+        targets = sorted(name for name, item in items.items() if name in registered and item.may_start)
+        for name, item in sorted(items.items()):
+            if item.state in (State.PROCESSING, State.FAILED) or not item.valid:
+                echo(f"not started: {item.why_not_startable()}")
+    outcomes = []
+    for name in targets:
+        item = manifest.item(kind, name, payloads=False)
+        why = why_not_reprocessed(item) if requested else item.why_not_startable()
+        if why:
+            echo(f"not started: {why}")
+            continue
+        echo(f"{how.verb} {name} ...")
+        outcomes.append(echo_outcome(execute_run(instance, how.job, name), echo))
+    return ItemRuns(registered, outcomes)
