@@ -11,6 +11,7 @@ from snowplow_assets.cli.abandoned_runs import fail_abandoned_runs
 from snowplow_assets.cli.instance import project_instance
 from snowplow_assets.cli.item_runs import ItemProcessing, process_items
 from snowplow_assets.cli.process_cdc import process_cdc
+from snowplow_assets.cli.process_request import ProcessRequest
 from snowplow_assets.cli.runs import RunOutcome
 from snowplow_assets.cli.web_models import build_web_models
 from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS
@@ -36,32 +37,35 @@ SHREDDING = ItemProcessing(
 def process_enriched_runs(
     instance: dg.DagsterInstance,
     settings: Settings,
-    reprocess: list[str] | None = None,
     echo: Callable[[str], None] = click.echo,
+    request: ProcessRequest = ProcessRequest(),
 ) -> list[RunOutcome]:
     """Register new ready run folders, then shred every folder the processing manifest lets start (New or
-    Resolved, and valid), or those in `reprocess`, which may also be Processed but not otherwise locked."""
-    runs = process_items(instance, settings, SHREDDING, echo, reprocess)
+    Resolved, and valid), or those the request names, which may also be Processed but not otherwise locked."""
+    runs = process_items(instance, settings, SHREDDING, echo, list(request.runs))
     if not runs.outcomes:
         echo("nothing to shred")
     return runs.outcomes
 
 
+# Every step of `process` and `demo`, in order: shredding first, then what builds on it.
+STEPS: list[Callable[[dg.DagsterInstance, Settings, Callable[[str], None], ProcessRequest], list[RunOutcome]]] = [
+    process_enriched_runs,
+    build_web_models,
+    process_cdc,
+]
+
+
 def process_all(
     instance: dg.DagsterInstance,
     settings: Settings,
-    reprocess: list[str] | None = None,
+    request: ProcessRequest = ProcessRequest(),
     echo: Callable[[str], None] = click.echo,
-    reingest: list[str] | None = None,
 ) -> list[RunOutcome]:
-    """Every step `process` and `demo` run, in order: shred new run folders first, then what builds on them
-    (web models, CDC). Runs that an earlier CLI process left in flight when it died are failed first
-    (abandoned_runs.py). `reprocess` run folders are shredded and `reingest` landings ingested even if done."""
+    """Every step, in order. Runs that an earlier CLI process left in flight when it died are failed first
+    (abandoned_runs.py)."""
     fail_abandoned_runs(instance, echo)
-    outcomes = process_enriched_runs(instance, settings, reprocess, echo)
-    outcomes.extend(build_web_models(instance, settings, echo))
-    outcomes.extend(process_cdc(instance, settings, echo, reingest))
-    return outcomes
+    return [outcome for step in STEPS for outcome in step(instance, settings, echo, request)]
 
 
 @click.command()
@@ -80,11 +84,17 @@ def process_all(
     help="Ingest this CDC landing folder (under cdc/landing/) even if it was ingested before, e.g. after the "
     "models file changed how its topics are read. Repeatable.",
 )
-def process(runs: tuple[str, ...], landings: tuple[str, ...]) -> None:
+@click.option(
+    "--full-refresh",
+    is_flag=True,
+    help="Rebuild the web models from SNOWPLOW_WEB_START_DATE (each run covers at most the backfill limit; later "
+    "runs carry on) and cut every CDC batch from all its records, as dbt's --full-refresh.",
+)
+def process(runs: tuple[str, ...], landings: tuple[str, ...], full_refresh: bool) -> None:
     """Register new items and process them in the project's Dagster instance; exit 1 if any run failed."""
     settings = Settings()
     with project_instance() as instance:
-        outcomes = process_all(instance, settings, reprocess=list(runs), reingest=list(landings))
+        outcomes = process_all(instance, settings, ProcessRequest(runs, landings, full_refresh))
     failed = [o for o in outcomes if not o.success]
     if failed:
         raise click.ClickException(

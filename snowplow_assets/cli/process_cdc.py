@@ -3,8 +3,8 @@
 Register new ready landing folders as `cdc_landings` partitions, ingest every landing the processing
 manifest lets start (New, or Resolved after a failure; the same locks as run folders), or those asked for
 with `--ingest`, which may also be Processed. Name the landings read under other models than the models file
-declares now (cdc/stale_landings.py). Then cut a batch of every model and refresh the latest view (the
-`cdc_batch` job), unless a batch run is already queued or running.
+declares now (cdc/stale_landings.py). Then cut a batch of every model (in full on `--full-refresh`) and
+refresh the latest view (the `cdc_batch` job), unless a batch run is already queued or running.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from snowplow_assets.cdc.history import read_ingested
 from snowplow_assets.cdc.models import load_models
 from snowplow_assets.cdc.stale_landings import stale_landings
 from snowplow_assets.cli.item_runs import ItemProcessing, process_items
+from snowplow_assets.cli.process_request import ProcessRequest
 from snowplow_assets.cli.runs import IN_FLIGHT, RunOutcome, echo_outcome, execute_run
-from snowplow_assets.defs.checks.cdc_checks import STALE_LANDINGS_CHECK
+from snowplow_assets.defs.checks.cdc_checks import CDC_BATCHES, STALE_LANDINGS_CHECK
 from snowplow_assets.defs.jobs.cdc import CDC_BATCH_JOB, CDC_INGEST_JOB
 from snowplow_assets.defs.manifests.processing_manifest import CDC_LANDINGS
 from snowplow_assets.lake import Lake, validate_cdc_landing_folder
@@ -43,9 +44,9 @@ def process_cdc(
     instance: dg.DagsterInstance,
     settings: Settings,
     echo: Callable[[str], None],
-    reingest: list[str] | None = None,
+    request: ProcessRequest = ProcessRequest(),
 ) -> list[RunOutcome]:
-    runs = process_items(instance, settings, INGESTION, echo, reingest)
+    runs = process_items(instance, settings, INGESTION, echo, list(request.landings))
     if not runs.registered:
         echo("no CDC landings")
         return []
@@ -62,6 +63,7 @@ def process_cdc(
     if instance.get_run_records(dg.RunsFilter(job_name=CDC_BATCH_JOB, statuses=IN_FLIGHT), limit=1):
         echo("skipped: a CDC batch run is queued or in progress")
         return outcomes
-    echo("cutting CDC batches ...")
-    outcomes.append(echo_outcome(execute_run(instance, CDC_BATCH_JOB), echo))
+    echo("cutting CDC batches" + (" in full" if request.full_refresh else "") + " ...")
+    ops = {CDC_BATCHES.to_python_identifier(): {"config": {"full": True}}} if request.full_refresh else None
+    outcomes.append(echo_outcome(execute_run(instance, CDC_BATCH_JOB, ops=ops), echo))
     return outcomes

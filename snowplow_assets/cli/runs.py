@@ -42,12 +42,20 @@ def _recon_job(job_name: str):
 
 
 def execute_run(
-    instance: dg.DagsterInstance, job_name: str, partition: str | None = None, resources: dict | None = None
+    instance: dg.DagsterInstance,
+    job_name: str,
+    partition: str | None = None,
+    resources: dict | None = None,
+    ops: dict | None = None,
 ) -> RunOutcome:
-    """Run a job; `resources` is run config for resources ({name: {"config": {…}}}) over the loaded ones."""
+    """Run a job; `resources` and `ops` are run config ({name: {"config": {…}}}) over the loaded ones."""
     tags = {**cli_run_tags(), **({PARTITION_NAME_TAG: partition} if partition else {})}
     # INFO keeps the CLI readable: step-level DEBUG events stay in the event log and the UI.
-    run_config = {"loggers": {"console": {"config": {"log_level": "INFO"}}}, "resources": resources or {}}
+    run_config = {
+        "loggers": {"console": {"config": {"log_level": "INFO"}}},
+        "resources": resources or {},
+        **({"ops": ops} if ops else {}),
+    }
     with dg.execute_job(_recon_job(job_name), instance=instance, run_config=run_config, tags=tags) as result:
         failure = None
         if not result.success:

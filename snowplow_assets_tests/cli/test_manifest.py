@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from snowplow_assets.cli import main
 from snowplow_assets.cli.process import process_enriched_runs
+from snowplow_assets.cli.process_request import ProcessRequest
 from snowplow_assets.settings import Settings
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.defs.manifest_runs import create_run, fail, succeed
@@ -102,7 +103,9 @@ def test_process_respects_locks_and_picks_up_resolved_folders(history, lake):
 
     def process(reprocess=None):
         with dg.DagsterInstance.get() as instance:
-            return process_enriched_runs(instance, settings, reprocess, echo=outputs.append)
+            return process_enriched_runs(
+                instance, settings, outputs.append, ProcessRequest(runs=tuple(reprocess or ()))
+            )
 
     [first] = process()
     assert (first.partition, first.success) == (FRESH, False), "only the New folder is started"

@@ -9,10 +9,13 @@ import dagster as dg
 import pytest
 from dagster._core.definitions.reconstruct import ReconstructableJob
 
+from snowplow_assets.cdc.batches import latest_batch
 from snowplow_assets.cli.generate_cdc import generate_demo_landings
 from snowplow_assets.cli.process_cdc import process_cdc
+from snowplow_assets.cli.process_request import ProcessRequest
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
+from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.cdc.builders import ISSUE_MODELS_YAML, PARTIAL, partial, record, write_landing, write_models
 
 END = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -160,7 +163,7 @@ def test_a_landing_read_under_other_models_is_named_until_ingested_again(instanc
     assert _metadata(instance, "cdc_latest")["customers/rows"] == 1
 
     messages.clear()
-    third = process_cdc(instance, Settings(), messages.append, reingest=["landing=a"])
+    third = process_cdc(instance, Settings(), messages.append, ProcessRequest(landings=("landing=a",)))
     assert [(o.job, o.partition, o.success) for o in third] == [
         ("cdc_ingest_landing", "landing=a", True),
         ("cdc_batch", None, True),
@@ -176,4 +179,20 @@ def test_a_landing_read_under_other_models_is_named_until_ingested_again(instanc
 )
 def test_ingest_asks_for_a_landing_folder_that_exists(instance, name, problem):
     with pytest.raises(click.ClickException, match=problem):
-        process_cdc(instance, Settings(), lambda _: None, reingest=[name])
+        process_cdc(instance, Settings(), lambda _: None, ProcessRequest(landings=(name,)))
+
+
+def test_a_full_refresh_cuts_every_batch_from_all_its_records(instance):
+    settings = Settings()
+    lake = Lake(settings.lake)
+    write_landing(lake, "landing=a", [partial(1, 1_000, 0, {"email": "a@x"})])
+    process_cdc(instance, settings, lambda _: None)
+    write_landing(lake, "landing=b", [partial(2, 2_000, 0, {"email": "b@x"})])
+    process_cdc(instance, settings, lambda _: None)
+    fs = LocalFileSystem()
+    assert latest_batch(fs, lake, "customers").mode == "incremental"
+    messages: list[str] = []
+    [batch_run] = process_cdc(instance, settings, messages.append, ProcessRequest(full_refresh=True))
+    assert "cutting CDC batches in full ..." in messages and batch_run.success
+    newest = latest_batch(fs, lake, "customers")
+    assert (newest.mode, newest.reason, newest.rows) == ("full", "full recompute requested", 2)

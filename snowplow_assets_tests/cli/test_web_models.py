@@ -89,3 +89,19 @@ def test_process_shreds_then_builds_web_models_that_agree_with_the_events(tmp_pa
         (u, len({e["domain_sessionid"] for e in events if e["domain_userid"] == u}))
         for u in {e["domain_userid"] for e in events}
     }
+
+    # dbt's --full-refresh: each model is reset outside the run, then rebuilt from start_date to the same rows.
+    again = CliRunner().invoke(main, ["process", "--full-refresh"])
+    assert again.exit_code == 0, again.output
+    assert "nothing to shred" in again.output and "building web models from scratch (full refresh) ..." in again.output
+    assert "(first run; Processing data between 2026-02-01 00:00:00" in again.output
+    with dg.DagsterInstance.get() as instance:
+        runs = instance.get_run_records(
+            dg.RunsFilter(job_name="web_models"), order_by="create_timestamp", ascending=True
+        )
+        refresh = runs[-1].dagster_run
+        assert refresh.run_config["ops"] == {"build_web_models": {"config": {"full_refresh": True}}}
+        records = instance.fetch_materializations(dg.AssetKey("web_sessions"), limit=2).records
+        assert [r.run_id for r in records] == [refresh.run_id, ""], "the rebuild, after the reset outside the run"
+        assert set(read_web_manifest(instance).values()) == {latest}
+    assert {r.session_id: r for r in read_table(spark, fs, lake, TABLES[SESSIONS]).collect()} == sessions

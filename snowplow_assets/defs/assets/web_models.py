@@ -101,6 +101,9 @@ def _models_to_build(context: dg.AssetExecutionContext, enabled: tuple[str, ...]
         raise dg.Failure(f"{error}; web models are built together with the models they read") from error
 
 
+BUILD_WEB_MODELS = "build_web_models"  # the step's name, under which run config reaches WebModelsConfig
+
+
 class WebModelsConfig(dg.Config):
     full_refresh: bool = Field(
         default=False,
@@ -141,7 +144,7 @@ def _start_over(
 
 
 @dg.multi_asset(
-    name="build_web_models",
+    name=BUILD_WEB_MODELS,
     specs=_web_specs(),
     check_specs=WEB_CHECK_SPECS,
     can_subset=True,
