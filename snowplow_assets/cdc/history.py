@@ -35,7 +35,7 @@ from pyspark.sql import functions as F
 from snowplow_assets.cdc.columns import ModelColumns, merge_column_kinds, resolve_columns, top_level_kinds
 from snowplow_assets.cdc.contracts import BAD, BAD_REASONS, DELETES, HISTORY, classify
 from snowplow_assets.cdc.landing import is_blank, landing_files, parse_envelopes, read_lines
-from snowplow_assets.cdc.models import CdcModels, ModelSpec
+from snowplow_assets.cdc.models import TOPIC_NAME, CdcModels, ModelSpec
 from snowplow_assets.cdc.order import MODEL, STATE_COLUMNS, STATE_SCHEMA, TIMESTAMP
 from snowplow_assets.events.sql import literal
 from snowplow_assets.lake import Lake, validate_cdc_landing_folder
@@ -77,7 +77,8 @@ class IngestedLanding:
     bad_reasons: dict[str, int]
     models: dict[str, ModelSummary]
     # topic -> how it was read (models.CdcModels.readings; None: bad rows), for every topic the landing's
-    # records name; None for a landing ingested before 2026-11-26 or naming more than MAX_TOPICS_RECORDED.
+    # records name that a model could declare; None for a landing ingested before 2026-11-26 or naming more
+    # than MAX_TOPICS_RECORDED such topics.
     topics: dict[str, str | None] | None = None
 
     def to_json(self) -> str:
@@ -164,7 +165,11 @@ def _record_counts(models: list[str]) -> list:
         F.count_if(F.col("__output") == DELETES).alias("deletes"),
         F.count_if(F.col("__output") == BAD).alias("bad"),
         *(F.count_if(F.col("__reason") == reason).alias(f"bad_{reason}") for reason in BAD_REASONS),
-        F.expr(f"slice(array_sort(collect_set(__topic)), 1, {MAX_TOPICS_RECORDED + 1})").alias("topics"),
+        # Only names a model could declare (models.TOPIC_NAME): no other topic can ever be read otherwise.
+        F.expr(
+            f"slice(array_sort(collect_set(CASE WHEN __topic RLIKE {literal(TOPIC_NAME.pattern)} THEN __topic END)), "
+            f"1, {MAX_TOPICS_RECORDED + 1})"
+        ).alias("topics"),
     ]
     for index, name in enumerate(models):
         is_model = f"__model = {literal(name)}"

@@ -7,7 +7,8 @@ nothing already ingested: a batch recomputed in full (batches.py, on any change 
 reads the records as they were read. So each landing's summary records the reading of every topic its
 records name (`IngestedLanding.topics`), and a landing whose topics are now read differently is *stale*
 until it is ingested again: materialise its `cdc_history` partition, or `snowplow-assets process --ingest
-<landing>`. The `cdc_landings_read_by_the_current_models` check of cdc_batches and `process` name them.
+<landing>`. The `cdc_landings_read_by_the_current_models` check of cdc_batches and `process` name them,
+and `latest` warns of those that concern its model.
 
 Decision: stale landings are reported, not ingested again automatically. The sensors would have to read
 every landing's summary on every tick to notice, and a change of the models file may concern thousands of
@@ -27,19 +28,25 @@ from snowplow_assets.cdc.models import CdcModels
 UNDECLARED = "no model (bad rows)"
 
 
-def changed_readings(landing: IngestedLanding, readings: Mapping[str, str]) -> list[str]:
-    """The landing's topics that the models now read otherwise, as `topic: then -> now`, by topic."""
+def changed_readings(landing: IngestedLanding, readings: Mapping[str, str], model: str | None = None) -> list[str]:
+    """The landing's topics that the models now read otherwise, as `topic: then -> now`, by topic; only
+    those whose reading, then or now, feeds `model` when it is given."""
     if landing.topics is None:
         return []
-    return [
-        f"{topic}: {then or UNDECLARED} -> {readings.get(topic) or UNDECLARED}"
-        for topic, then in sorted(landing.topics.items())
-        if readings.get(topic) != then
-    ]
+    changed = []
+    for topic, then in sorted(landing.topics.items()):
+        now = readings.get(topic)
+        concerned = model is None or any(r is not None and r.startswith(f"{model}/") for r in (then, now))
+        if now != then and concerned:
+            changed.append(f"{topic}: {then or UNDECLARED} -> {now or UNDECLARED}")
+    return changed
 
 
-def stale_landings(ingested: Mapping[str, IngestedLanding], models: CdcModels) -> dict[str, list[str]]:
-    """Every landing read differently from how `models` reads its topics now -> what changed, by name."""
+def stale_landings(
+    ingested: Mapping[str, IngestedLanding], models: CdcModels, model: str | None = None
+) -> dict[str, list[str]]:
+    """Every landing read differently from how `models` reads its topics now -> what changed, by name; only
+    the changes that concern `model` when it is given."""
     readings = models.readings()
-    stale = {name: changed_readings(landing, readings) for name, landing in sorted(ingested.items())}
+    stale = {name: changed_readings(landing, readings, model) for name, landing in sorted(ingested.items())}
     return {name: changes for name, changes in stale.items() if changes}

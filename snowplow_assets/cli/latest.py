@@ -5,7 +5,8 @@ current as of the last ingested landing even when no batch ran since. Rows come 
 comes first, under the model's id name, then the columns (all, or those of `--columns`, in that order).
 `json` prints one object per row with every column, nulls included; `csv` prints a header, then rows as
 RFC 4180 has them (fields with a comma, quote or line break quoted, quotes doubled, white space kept; a
-null is an empty field, an empty string `""`).
+null is an empty field, an empty string `""`). Landings read under other models than the models file
+declares now, for topics of this model (cdc/stale_landings.py), are named in a warning on standard error.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ import click
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from snowplow_assets.cdc.history import read_ingested
 from snowplow_assets.cdc.latest import latest_table
 from snowplow_assets.cdc.models import ModelsFileError, load_models
+from snowplow_assets.cdc.stale_landings import stale_landings
 from snowplow_assets.events.sql import identifier
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
+from snowplow_assets.shown import shown
 from snowplow_assets.spark import spark_session
 from snowplow_assets.storage import LakeFileSystem, filesystem_for, is_data_file
 
@@ -52,13 +56,15 @@ def latest(model: str, columns: str | None, output_format: str) -> None:
     """Print the freshest deduplicated view of a CDC model: its newest batch plus every newer record."""
     settings = Settings()
     try:
-        spec = load_models(settings.cdc_models).model(model)
+        models = load_models(settings.cdc_models)
+        spec = models.model(model)
     except ModelsFileError as error:
         raise click.ClickException(str(error)) from None
     except KeyError as error:
         raise click.BadParameter(error.args[0], param_hint="MODEL") from None
     chosen = _columns(columns)
     lake, fs = Lake(settings.lake), filesystem_for(settings.lake)
+    _warn_of_stale_landings(stale_landings(read_ingested(fs, lake), models, spec.name))
     with spark_session(settings.spark_config, settings.shared_spark_server, app_name="snowplow-assets-latest") as spark:
         try:
             table, _ = latest_table(spark, fs, lake, spec, chosen)
@@ -74,6 +80,17 @@ def latest(model: str, columns: str | None, output_format: str) -> None:
             csv.writer(header, lineterminator="").writerow(names)
             click.echo(header.getvalue())
         _print_sorted_lines(table, F.col(identifier(spec.id)), line, lake, fs)
+
+
+def _warn_of_stale_landings(stale: dict[str, list[str]]) -> None:
+    """On standard error, so that the rows on standard output stay clean."""
+    if stale:
+        click.echo(
+            f"warning: {len(stale)} CDC landing(s) were read under other models than the models file declares "
+            f"now, and this view reads them as they were read: {shown(list(stale))}; ingest them again "
+            "(snowplow-assets process --ingest LANDING)",
+            err=True,
+        )
 
 
 def _print_sorted_lines(table: DataFrame, sort_by: Column, line: Column, lake: Lake, fs: LakeFileSystem) -> None:

@@ -106,6 +106,17 @@ def test_the_summary_records_how_each_topic_was_read(ingested):
     assert IngestedLanding.from_json(report.to_json()) == report
 
 
+def test_names_no_model_could_declare_are_not_recorded(spark, lake):
+    lines = [
+        record("customers_raw", {"id": 1}, "1"),
+        record("not a topic!", {"id": 2}, "2"),
+        record("x" * 250, {}, "3"),
+    ]
+    write_landing(lake, "landing=names", lines)
+    report = ingest_landing(spark, LocalFileSystem(), lake, "landing=names", MODELS)
+    assert report.bad_reasons == {"unknown_topic": 2} and report.topics == {"customers_raw": "customers/partial/id"}
+
+
 def test_summaries_per_model(ingested):
     _, report, _, _, _, _ = ingested
     customers, orders = report.models["customers"], report.models["orders"]

@@ -29,6 +29,8 @@ def test_a_landing_is_stale_when_a_topic_it_holds_is_read_otherwise():
     assert stale_landings(ingested, declared) == {"a": ["other: no model (bad rows) -> others/partial/id"]}
     dropped = models(ISSUE_MODELS_YAML.replace("      - {topic: customers_raw, contract: partial}\n", ""))
     assert stale_landings(ingested, dropped) == {"b": ["customers_raw: customers/partial/id -> no model (bad rows)"]}
+    assert stale_landings(ingested, declared, model="customers") == {}, "a change that concerns others only"
+    assert stale_landings(ingested, declared, model="others") == stale_landings(ingested, declared)
     tests_only = models(ISSUE_MODELS_YAML.replace("[email]", "[email, state]"))
     assert stale_landings(ingested, tests_only) == {}, "a model's tests do not change how records are read"
 

@@ -118,3 +118,18 @@ def test_a_broken_models_file_is_reported(env, tmp_path, monkeypatch):
     monkeypatch.setenv("SNOWPLOW_CDC_MODELS", str(tmp_path / "models.yaml"))
     code, output = _invoke("m")
     assert code == 1 and "invalid CDC models" in output
+
+
+def test_a_view_over_landings_read_under_other_models_warns_on_standard_error(env, tmp_path, monkeypatch):
+    changed = MODELS_YAML.replace("{topic: notes, contract: partial}", "{topic: notes, contract: event}")
+    monkeypatch.setenv("SNOWPLOW_CDC_MODELS", str(write_models(tmp_path / "models.yaml", changed)))
+    notes = CliRunner().invoke(main, ["latest", "notes", "--columns", "text"])
+    assert notes.exit_code == 0, notes.output
+    assert notes.stderr == (
+        "warning: 1 CDC landing(s) were read under other models than the models file declares now, and this "
+        "view reads them as they were read: landing=notes; ingest them again (snowplow-assets process --ingest "
+        "LANDING)\n"
+    )
+    assert [json.loads(line)["id"] for line in notes.stdout.splitlines()] == ["a", "b"], "the rows as read"
+    customers = CliRunner().invoke(main, ["latest", "customers", "--columns", "email"])
+    assert customers.exit_code == 0 and customers.stderr == "", "the change does not concern customers"

@@ -18,11 +18,12 @@ from snowplow_assets.cdc.history import read_ingested
 from snowplow_assets.cdc.models import CdcModels
 from snowplow_assets.cdc.stale_landings import stale_landings
 from snowplow_assets.lake import Lake
+from snowplow_assets.shown import shown
 from snowplow_assets.storage import LakeFileSystem
 
 CDC_BATCHES = dg.AssetKey("cdc_batches")
 STALE_LANDINGS_CHECK = "cdc_landings_read_by_the_current_models"
-SHOWN, LISTED = 10, 1000  # stale landings named in the description, and listed with their changes in the metadata
+LISTED = 1000  # stale landings listed with their changes in the metadata
 
 
 def drift_check_name(model: str) -> str:
@@ -80,7 +81,6 @@ def cdc_batch_check_results(
 def _stale_landings_result(fs: LakeFileSystem, lake: Lake, models: CdcModels) -> dg.AssetCheckResult:
     stale = stale_landings(read_ingested(fs, lake), models)
     names = list(stale)
-    shown = ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
     return dg.AssetCheckResult(
         asset_key=CDC_BATCHES,
         check_name=STALE_LANDINGS_CHECK,
@@ -88,7 +88,7 @@ def _stale_landings_result(fs: LakeFileSystem, lake: Lake, models: CdcModels) ->
         severity=dg.AssetCheckSeverity.WARN,
         description=(
             f"{len(names)} landing(s) were ingested under other models than the models file declares now: "
-            f"{shown}. Ingest them again: materialise their cdc_history partitions (a backfill), or "
+            f"{shown(names)}. Ingest them again: materialise their cdc_history partitions (a backfill), or "
             "`snowplow-assets process --ingest <landing>`."
             if stale
             else "every landing was read as the models file reads its topics now"

@@ -30,9 +30,8 @@ from snowplow_assets.defs.resources import LakeResource
 from snowplow_assets.lake import Lake
 from snowplow_assets.run_folders import scan_folders
 from snowplow_assets.settings import Settings
+from snowplow_assets.shown import shown
 from snowplow_assets.storage import LakeFileSystem
-
-LOGGED = 10  # names shown per log line; the counts are always complete
 
 
 @dataclass(frozen=True)
@@ -50,10 +49,6 @@ class FolderSensorCursor:
 
     def dump(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
-
-
-def _shown(names: list[str]) -> str:
-    return ", ".join(names[:LOGGED]) + (f" and {len(names) - LOGGED} more" if len(names) > LOGGED else "")
 
 
 def evaluate_folder_sensor(
@@ -87,11 +82,11 @@ def evaluate_folder_sensor(
         f"{len(scan.ready)} new and ready, {len(resolved)} resolved, {len(check.startable)} runs requested"
     )
     if scan.ignored:
-        context.log.warning(f"ignoring {len(scan.ignored)} folders whose names do not fit: {_shown(scan.ignored)}")
+        context.log.warning(f"ignoring {len(scan.ignored)} folders whose names do not fit: {shown(scan.ignored)}")
     if scan.waiting:
-        context.log.info(f"{len(scan.waiting)} not ready yet: {_shown(scan.waiting)}")
+        context.log.info(f"{len(scan.waiting)} not ready yet: {shown(scan.waiting)}")
     if scan.empty:
-        context.log.warning(f"{len(scan.empty)} folders hold no data files: {_shown(scan.empty)}")
+        context.log.warning(f"{len(scan.empty)} folders hold no data files: {shown(scan.empty)}")
     for reason in check.refused.values():
         context.log.info(f"no run: {reason}")
     return dg.SensorResult(
