@@ -13,8 +13,9 @@ and `__landing`. The `hour` of `__timestamp` (UTC) lets a batch read only the ho
 
 One Spark job parses, classifies and writes every record, and counts on the way: lines, blank lines,
 records per outcome and bad reason, per model the changes, deletes, time range and the JSON type of every
-key of its rows (columns.py), and how each topic the records name was read (stale_landings.py). A second job writes the bad rows, only when there are any, and must find as
-many as the first counted. Nothing is published unless lines = blank + changes + deletes + bad.
+key of its rows (columns.py), and how each topic the records name was read (stale_landings.py). A second
+job writes the bad rows, only when there are any, and must find as many as the first counted. Nothing is
+published unless lines = blank + changes + deletes + bad.
 
 Re-ingesting a folder replaces its three folders and its summary (staged, then swapped in: the summary is
 removed first and written last, so a reader never takes a half-replaced landing as ingested). The records

@@ -15,7 +15,7 @@ every landing's summary on every tick to notice, and a change of the models file
 landings, which the operator should choose to re-read (it is one backfill in the UI).
 
 Landings ingested before summaries recorded their topics (2026-11-26), or naming more than
-history.MAX_TOPICS_RECORDED topics, cannot be judged and are never reported.
+history.MAX_TOPICS_RECORDED topics a model could declare, cannot be judged and are never reported.
 """
 
 from __future__ import annotations
