@@ -125,7 +125,23 @@ def test_a_landing_that_cannot_be_read_fails_with_the_reason(instance):
     assert step.endswith("(caused by java.io.EOFException: Unexpected end of input stream)"), step
 
 
-def test_a_landing_read_under_other_models_is_named_until_ingested_again(instance, tmp_path, monkeypatch):
+def _load_definitions_anew() -> None:
+    """As a new `process` does: within one Python process Dagster keeps the job definitions it loaded first."""
+    ReconstructableJob.get_definition.cache_clear()
+    ReconstructableJob.get_repository_definition.cache_clear()
+
+
+@pytest.fixture
+def definitions_loaded_anew():
+    """The test's definitions are loaded under its own models file, and do not outlive it."""
+    _load_definitions_anew()
+    yield _load_definitions_anew
+    _load_definitions_anew()
+
+
+def test_a_landing_read_under_other_models_is_named_until_ingested_again(
+    instance, tmp_path, monkeypatch, definitions_loaded_anew
+):
     """A topic the models file did not declare made bad rows; once declared, the landing must be read again."""
     models_file = write_models(tmp_path / "models.yaml")
     monkeypatch.setenv("SNOWPLOW_CDC_MODELS", str(models_file))
@@ -145,9 +161,7 @@ def test_a_landing_read_under_other_models_is_named_until_ingested_again(instanc
         f"      - {{topic: {PARTIAL}, contract: partial}}\n      - {{topic: customers_v2, contract: partial}}\n",
     )
     write_models(models_file, declared)
-    # A new `process` loads the code location anew; within this test process Dagster keeps the jobs it loaded.
-    ReconstructableJob.get_definition.cache_clear()
-    ReconstructableJob.get_repository_definition.cache_clear()
+    definitions_loaded_anew()
     messages.clear()
     second = process_cdc(instance, Settings(), messages.append)
     assert [o.job for o in second] == ["cdc_batch"], "a Processed landing is not ingested again unasked"
