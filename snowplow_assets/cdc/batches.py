@@ -230,10 +230,12 @@ def cut_batches(
     now_ms: int | None = None,
     full: bool = False,
     retention_hours: float | None = None,
+    ingested: dict[str, IngestedLanding] | None = None,
 ) -> list[BatchResult]:
-    """Cut the next batch of every model that needs one; then expire old batches. One result per model."""
+    """Cut the next batch of every model that needs one; then expire old batches. One result per model.
+    `ingested` is the lake's landings as `read_ingested` gives them, when the caller has read them already."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    ingested = read_ingested(fs, lake)
+    ingested = read_ingested(fs, lake) if ingested is None else ingested
     plans: list[BatchPlan] = []
     results: dict[str, BatchResult] = {}
     for name, model in sorted(models.models.items()):

@@ -64,10 +64,11 @@ def latest(model: str, columns: str | None, output_format: str) -> None:
         raise click.BadParameter(error.args[0], param_hint="MODEL") from None
     chosen = _columns(columns)
     lake, fs = Lake(settings.lake), filesystem_for(settings.lake)
-    _warn_of_stale_landings(stale_landings(read_ingested(fs, lake), models, spec.name))
+    ingested = read_ingested(fs, lake)
+    _warn_of_stale_landings(stale_landings(ingested, models, spec.name))
     with spark_session(settings.spark_config, settings.shared_spark_server, app_name="snowplow-assets-latest") as spark:
         try:
-            table, _ = latest_table(spark, fs, lake, spec, chosen)
+            table, _ = latest_table(spark, fs, lake, spec, chosen, ingested)
         except KeyError as error:
             raise click.BadParameter(error.args[0], param_hint="--columns") from None
         names = table.columns

@@ -4,6 +4,7 @@ import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
 from snowplow_assets.cdc.batches import BatchResult, cut_batches
+from snowplow_assets.cdc.history import read_ingested
 from snowplow_assets.cdc.models import CdcModels, load_models
 from snowplow_assets.defs.assets.cdc_history import CDC_DELETES, CDC_HISTORY
 from snowplow_assets.defs.assets.metadata_table import metadata_table
@@ -65,8 +66,16 @@ def build_cdc_batches(models: CdcModels) -> dg.AssetsDefinition:
         cdc: CdcResource,
     ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
         fs, session = lake.filesystem(), spark.spark_session
+        # Read once: the cut plans from the landings' summaries, and the stale-landings check judges them.
+        ingested = read_ingested(fs, lake.lake)
         results = cut_batches(
-            session, fs, lake.lake, models, full=config.full, retention_hours=cdc.batch_retention_hours
+            session,
+            fs,
+            lake.lake,
+            models,
+            full=config.full,
+            retention_hours=cdc.batch_retention_hours,
+            ingested=ingested,
         )
         metadata: dict[str, object] = {
             "models": _results_table(results),
@@ -82,7 +91,9 @@ def build_cdc_batches(models: CdcModels) -> dg.AssetsDefinition:
                 metadata[f"{result.model}/boundary_ms"] = batch.boundary_ms
                 metadata[f"{result.model}/rows"] = batch.rows
         yield dg.MaterializeResult(metadata=metadata)
-        yield from cdc_batch_check_results(session, fs, lake.lake, models, {r.model: r.batch for r in results})
+        yield from cdc_batch_check_results(
+            session, fs, lake.lake, models, {r.model: r.batch for r in results}, ingested
+        )
 
     return cdc_batches
 

@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 from snowplow_assets.cdc.batches import BatchManifest
 from snowplow_assets.cdc.column_tests import declared_tests, test_batch
 from snowplow_assets.cdc.columns import column_drift
-from snowplow_assets.cdc.history import read_ingested
+from snowplow_assets.cdc.history import IngestedLanding
 from snowplow_assets.cdc.models import CdcModels
 from snowplow_assets.cdc.stale_landings import stale_landings
 from snowplow_assets.lake import Lake
@@ -56,7 +56,12 @@ def cdc_batch_check_specs(models: CdcModels) -> list[dg.AssetCheckSpec]:
 
 
 def cdc_batch_check_results(
-    spark: SparkSession, fs: LakeFileSystem, lake: Lake, models: CdcModels, batches: dict[str, BatchManifest | None]
+    spark: SparkSession,
+    fs: LakeFileSystem,
+    lake: Lake,
+    models: CdcModels,
+    batches: dict[str, BatchManifest | None],
+    ingested: dict[str, IngestedLanding],
 ) -> Iterator[dg.AssetCheckResult]:
     for name, model in sorted(models.models.items()):
         batch = batches.get(name)
@@ -75,11 +80,11 @@ def cdc_batch_check_results(
                 },
             )
         yield _drift_result(name, batch)
-    yield _stale_landings_result(fs, lake, models)
+    yield _stale_landings_result(ingested, models)
 
 
-def _stale_landings_result(fs: LakeFileSystem, lake: Lake, models: CdcModels) -> dg.AssetCheckResult:
-    stale = stale_landings(read_ingested(fs, lake), models)
+def _stale_landings_result(ingested: dict[str, IngestedLanding], models: CdcModels) -> dg.AssetCheckResult:
+    stale = stale_landings(ingested, models)
     names = list(stale)
     return dg.AssetCheckResult(
         asset_key=CDC_BATCHES,
