@@ -7,13 +7,13 @@ from collections.abc import Callable
 import click
 import dagster as dg
 
-from snowplow_assets.cli.abandoned_runs import fail_abandoned_runs
 from snowplow_assets.cli.instance import project_instance
 from snowplow_assets.cli.item_runs import ItemProcessing, process_items
 from snowplow_assets.cli.process_cdc import process_cdc
 from snowplow_assets.cli.process_request import ProcessRequest
 from snowplow_assets.cli.runs import RunOutcome
 from snowplow_assets.cli.web_models import build_web_models
+from snowplow_assets.defs.manifests.cli_run_processes import fail_abandoned_runs
 from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS
 from snowplow_assets.lake import Lake, validate_run_folder
 from snowplow_assets.settings import Settings
@@ -63,7 +63,7 @@ def process_all(
     echo: Callable[[str], None] = click.echo,
 ) -> list[RunOutcome]:
     """Every step, in order. Runs that an earlier CLI process left in flight when it died are failed first
-    (abandoned_runs.py)."""
+    (defs/manifests/cli_run_processes.py)."""
     fail_abandoned_runs(instance, echo)
     return [outcome for step in STEPS for outcome in step(instance, settings, echo, request)]
 

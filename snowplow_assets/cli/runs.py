@@ -13,7 +13,7 @@ import dagster as dg
 from dagster._core.definitions.reconstruct import ReconstructableRepository
 from dagster._core.storage.tags import PARTITION_NAME_TAG
 
-from snowplow_assets.cli.abandoned_runs import cli_run_tags
+from snowplow_assets.defs.manifests.cli_run_processes import cli_run_tags
 from snowplow_assets.defs.step_errors import raised_error_reason
 from snowplow_assets.processing import Item, State
 from snowplow_assets.settings import PROJECT_ROOT

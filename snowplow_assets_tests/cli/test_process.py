@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from snowplow_assets.cli import main
-from snowplow_assets.cli.abandoned_runs import CLI_PROCESS_TAG
+from snowplow_assets.defs.manifests.cli_run_processes import CLI_PROCESS_TAG
 from snowplow_assets.lake import Lake
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
 from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN

@@ -1,17 +1,21 @@
-"""Runs of the CLI whose process died without recording their end, found and failed by a later CLI process.
+"""Which process executes a CLI run, and the runs whose process died before recording their end.
 
-The CLI executes runs in its own process (runs.py), which no code server or daemon watches: killed mid-run
-(`kill -9`, the kernel's out-of-memory killer, a reboot), it leaves its run Started for good. The run's item
-then stays Processing, so neither the sensor nor `process` starts it again, and a `shred` step it was in
-keeps the pool's one slot, so no shred anywhere runs again. Dagster's run monitoring cannot help: the run
-has no worker it can ask after.
+The CLI executes runs in its own process (cli/runs.py), which no code server or daemon watches: killed
+mid-run (`kill -9`, the kernel's out-of-memory killer, a reboot), it leaves its run Started for good. The
+run's item then stays Processing, so neither a sensor nor `process` starts it again, and a `shred` step it
+was in keeps the pool's one slot, so no shred anywhere runs again, not even the sensors' runs. Dagster's run
+monitoring cannot help: the run has no worker it can ask after, and it frees only the slots of runs that
+have ended.
 
-So each CLI run carries its process's identity (processes.py) in two tags, and `process` and `demo` begin by
-failing every in-flight run of theirs whose process, on this host, has ended. A failed run then holds
-nothing: the item is Failed with the reason below (`snowplow-assets manifest resolve` lets it be processed
-again, as after any failure), and the run's pool slots are freed at once, not 30 seconds later by the
-monitoring daemon, which a CLI-only deployment may not run. Runs whose process may still run (it does, or it
-ran on another host) are left alone: failing a live run would let a second run shred its folder beside it.
+So each CLI run carries its process's identity (processes.py) in two tags, and the in-flight runs of this
+host's CLI processes that have ended are failed by two sweeps: `process` and `demo` begin with one, and the
+`abandoned_cli_runs` sensor makes one every minute from the code server (defs/sensors/), which is what
+frees a deployment whose runs come from the sensors after an operator's `process` was killed. A failed run
+then holds nothing: the item is Failed with the reason below (`snowplow-assets manifest resolve` lets it be
+processed again, as after any failure), and the run's pool slots are freed at once, not 30 seconds later by
+the monitoring daemon, which a CLI-only deployment may not run. Runs whose process may still run (it does,
+or it ran on another host or in another container) are left alone: failing a live run would let a second
+run shred its folder beside it.
 """
 
 from __future__ import annotations
@@ -39,8 +43,8 @@ def cli_run_tags() -> dict[str, str]:
 
 
 def fail_abandoned_runs(instance: dg.DagsterInstance, echo: Callable[[str], None]) -> list[str]:
-    """Fail the in-flight runs of CLI processes on this host that have ended, free their pool slots, and
-    return their ids."""
+    """Fail the in-flight runs of CLI processes on this host that have ended, free their pool slots, say so
+    through `echo`, and return their ids."""
     me = ProcessIdentity.current()
     failed = []
     for run in instance.get_runs(dg.RunsFilter(statuses=_IN_FLIGHT, tags={CLI_HOST_TAG: me.host})):
