@@ -1,7 +1,8 @@
 """The three contracts that turn a landed Kafka record into a change of one model key (FORMATS.md §7).
 
 Every parsed record of a landing gets exactly one outcome: a change (insert or update, with its row as a
-JSON object), a delete, or a bad row with a reason. Per contract:
+JSON object), a delete, a bad row with a reason, or, when no model declares its topic and one of the models
+file's `ignored_topics` fits it, ignored (models.py). Per contract:
 
 `partial` (the seed's Tinybird pipe): the value is the whole row; a null value deletes the key. The key is
 `__key`. A row cannot tell an insert from an update, so every row counts as an update.
@@ -33,7 +34,7 @@ from snowplow_assets.cdc.models import CdcModels
 from snowplow_assets.cdc.order import DELETE, INSERT, UPDATE
 from snowplow_assets.events.sql import case, literal
 
-HISTORY, DELETES, BAD = "history", "deletes", "bad"
+HISTORY, DELETES, BAD, IGNORED = "history", "deletes", "bad", "ignored"
 BAD_REASONS = (
     "invalid_json", "invalid_envelope", "invalid_timestamp", "unknown_topic", "invalid_value",
     "unknown_change_type", "no_id",
@@ -99,6 +100,16 @@ def classify(envelopes: DataFrame, models: CdcModels) -> DataFrame:
     topics = models.topics()
     contract_of = _map({topic: spec.contract for topic, (_, spec) in topics.items()})
     model_of = _map({topic: model.name for topic, (model, _) in topics.items()})
+    ignored_topic = models.ignored_topic_regex()
+    # Declared topics are read whatever pattern they fit. A record whose Kafka coordinates or timestamp are
+    # broken is bad whatever its topic; its value, which nothing reads, does not matter.
+    ignored = (
+        "FALSE"
+        if ignored_topic is None
+        else "coalesce(__model IS NULL "
+        "AND (__envelope_error IS NULL OR __envelope_error.reason = 'invalid_value') "
+        f"AND __topic RLIKE {literal(ignored_topic)}, FALSE)"
+    )
 
     contract = (
         computed_once(envelopes)
@@ -166,16 +177,25 @@ def classify(envelopes: DataFrame, models: CdcModels) -> DataFrame:
     ]
     outcome = case(*branches)
     decided = computed_once(keyed).selectExpr(
-        *ENVELOPE_COLUMNS, f"{outcome} AS __bad", "__model", "__id", "__kind", "__row", "__row_json"
+        *ENVELOPE_COLUMNS,
+        f"{ignored} AS __ignored",
+        f"CASE WHEN NOT ({ignored}) THEN {outcome} END AS __bad",
+        "__model",
+        "__id",
+        "__kind",
+        "__row",
+        "__row_json",
     )
+    kept = "NOT __ignored AND __bad IS NULL"
     return computed_once(decided).selectExpr(
         *ENVELOPE_COLUMNS,
-        f"CASE WHEN __bad IS NOT NULL THEN '{BAD}' WHEN __kind = '{DELETE}' THEN '{DELETES}' ELSE '{HISTORY}' END AS __output",
+        f"CASE WHEN __ignored THEN '{IGNORED}' WHEN __bad IS NOT NULL THEN '{BAD}' "
+        f"WHEN __kind = '{DELETE}' THEN '{DELETES}' ELSE '{HISTORY}' END AS __output",
         "__model",
-        "CASE WHEN __bad IS NULL THEN __id END AS __key",
-        "CASE WHEN __bad IS NULL THEN __kind END AS __kind",
-        f"CASE WHEN __bad IS NULL AND __kind != '{DELETE}' THEN __row_json END AS __data",
-        f"CASE WHEN __bad IS NULL AND __kind != '{DELETE}' THEN __row END AS __row",
+        f"CASE WHEN {kept} THEN __id END AS __key",
+        f"CASE WHEN {kept} THEN __kind END AS __kind",
+        f"CASE WHEN {kept} AND __kind != '{DELETE}' THEN __row_json END AS __data",
+        f"CASE WHEN {kept} AND __kind != '{DELETE}' THEN __row END AS __row",
         "__bad.reason AS __reason",
         "__bad.message AS __message",
     )

@@ -12,10 +12,11 @@ extracted row as a JSON object with sorted keys; NULL for deletes), `__value` (t
 and `__landing`. The `hour` of `__timestamp` (UTC) lets a batch read only the hours of its window.
 
 One Spark job parses, classifies and writes every record, and counts on the way: lines, blank lines,
-records per outcome and bad reason, per model the changes, deletes, time range and the JSON type of every
-key of its rows (columns.py), and how each topic the records name was read (stale_landings.py). A second
-job writes the bad rows, only when there are any, and must find as many as the first counted. Nothing is
-published unless lines = blank + changes + deletes + bad.
+records per outcome (ignored ones are counted and written nowhere) and bad reason, per model the changes,
+deletes, time range and the JSON type of every key of its rows (columns.py), and how each topic the records
+name was read (stale_landings.py). A second job writes the bad rows, only when there are any, and must find
+as many as the first counted. Nothing is published unless lines = blank + changes + deletes + bad +
+ignored.
 
 Re-ingesting a folder replaces its three folders and its summary (staged, then swapped in: the summary is
 removed first and written last, so a reader never takes a half-replaced landing as ingested). The records
@@ -34,7 +35,7 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from snowplow_assets.cdc.columns import ModelColumns, merge_column_kinds, resolve_columns, top_level_kinds
-from snowplow_assets.cdc.contracts import BAD, BAD_REASONS, DELETES, HISTORY, classify
+from snowplow_assets.cdc.contracts import BAD, BAD_REASONS, DELETES, HISTORY, IGNORED, classify
 from snowplow_assets.cdc.landing import is_blank, landing_files, parse_envelopes, read_lines
 from snowplow_assets.cdc.models import TOPIC_NAME, CdcModels, ModelSpec
 from snowplow_assets.cdc.order import MODEL, STATE_COLUMNS, STATE_SCHEMA, TIMESTAMP
@@ -77,10 +78,12 @@ class IngestedLanding:
     bad: int
     bad_reasons: dict[str, int]
     models: dict[str, ModelSummary]
-    # topic -> how it was read (models.CdcModels.readings; None: bad rows), for every topic the landing's
+    # topic -> how it was read (models.CdcModels.reading; None: bad rows), for every topic the landing's
     # records name that a model could declare; None for a landing ingested before 2026-11-26 or naming more
     # than MAX_TOPICS_RECORDED such topics.
     topics: dict[str, str | None] | None = None
+    # Records of topics no model declares that an ignored_topics pattern fits (0 before 2026-11-27).
+    ignored: int = 0
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
@@ -108,7 +111,7 @@ def ingest_landing(
         classified = classify(parse_envelopes(lines), models)
         records_seen = Observation("cdc_records")
         names = sorted(models.models)
-        good = classified.observe(records_seen, *_record_counts(names)).where(f"__output != '{BAD}'")
+        good = classified.observe(records_seen, *_record_counts(names)).where(f"__output IN ('{HISTORY}', '{DELETES}')")
         good.selectExpr(
             *(c for c in HISTORY_COLUMNS if c != LANDING),
             f"{literal(landing)} AS {LANDING}",
@@ -132,6 +135,7 @@ def ingest_landing(
             changes=counts["changes"],
             deletes=counts["deletes"],
             bad=counts["bad"],
+            ignored=counts["ignored"],
             bad_reasons={reason: counts[f"bad_{reason}"] for reason in BAD_REASONS if counts[f"bad_{reason}"]},
             models={
                 name: _model_summary(counts, index)
@@ -165,6 +169,7 @@ def _record_counts(models: list[str]) -> list:
         F.count_if(F.col("__output") == HISTORY).alias("changes"),
         F.count_if(F.col("__output") == DELETES).alias("deletes"),
         F.count_if(F.col("__output") == BAD).alias("bad"),
+        F.count_if(F.col("__output") == IGNORED).alias("ignored"),
         *(F.count_if(F.col("__reason") == reason).alias(f"bad_{reason}") for reason in BAD_REASONS),
         # Only names a model could declare (models.TOPIC_NAME): no other topic can ever be read otherwise.
         F.expr(
@@ -178,12 +183,8 @@ def _record_counts(models: list[str]) -> list:
         counts += [
             F.count_if(F.expr(change)).alias(f"changes_{index}"),
             F.count_if(F.expr(delete)).alias(f"deletes_{index}"),
-            F.expr(f"unix_millis(min(CASE WHEN {is_model} AND __output != '{BAD}' THEN {TIMESTAMP} END))").alias(
-                f"min_{index}"
-            ),
-            F.expr(f"unix_millis(max(CASE WHEN {is_model} AND __output != '{BAD}' THEN {TIMESTAMP} END))").alias(
-                f"max_{index}"
-            ),
+            F.expr(f"unix_millis(min(CASE WHEN {change} OR {delete} THEN {TIMESTAMP} END))").alias(f"min_{index}"),
+            F.expr(f"unix_millis(max(CASE WHEN {change} OR {delete} THEN {TIMESTAMP} END))").alias(f"max_{index}"),
             F.expr(f"unix_millis(max(CASE WHEN {change} THEN {TIMESTAMP} END))").alias(f"max_change_{index}"),
             F.expr(f"unix_millis(max(CASE WHEN {delete} THEN {TIMESTAMP} END))").alias(f"max_delete_{index}"),
             F.expr(f"schema_of_variant_agg(CASE WHEN {change} THEN __row END)").alias(f"columns_{index}"),
@@ -194,8 +195,7 @@ def _record_counts(models: list[str]) -> list:
 def _topic_readings(topics: list[str], models: CdcModels) -> dict[str, str | None] | None:
     if len(topics) > MAX_TOPICS_RECORDED:
         return None
-    readings = models.readings()
-    return {topic: readings.get(topic) for topic in topics}
+    return {topic: models.reading(topic) for topic in topics}
 
 
 def _model_summary(counts: dict, index: int) -> ModelSummary:
@@ -239,10 +239,10 @@ def _check_accounted_for(counts: dict, models: list[str]) -> None:
     problems = []
     if counts["lines"] != counts["blank"] + counts["records"]:
         problems.append(f"{counts['lines']} lines != {counts['blank']} blank + {counts['records']} records")
-    if counts["records"] != counts["changes"] + counts["deletes"] + counts["bad"]:
+    if counts["records"] != counts["changes"] + counts["deletes"] + counts["bad"] + counts["ignored"]:
         problems.append(
             f"{counts['records']} records != {counts['changes']} changes + {counts['deletes']} deletes "
-            f"+ {counts['bad']} bad"
+            f"+ {counts['bad']} bad + {counts['ignored']} ignored"
         )
     if counts["bad"] != sum(counts[f"bad_{reason}"] for reason in BAD_REASONS):
         problems.append(f"{counts['bad']} bad records, but their reasons add up to another number")

@@ -17,7 +17,13 @@ models:
 Decisions where the issue is silent:
 - `id_field` of a topic defaults to the model's `id` (itself `id` by default): the field that carries the
   key in the topic's rows, `data` objects or Debezium row images. It is a single top-level field.
-- A topic feeds exactly one model, so a landed record belongs to one model or to none (a bad row).
+- A topic feeds exactly one model, so a landed record belongs to one model or to none.
+- A record of a topic no model declares is a bad row (`unknown_topic`), unless the topic fits one of
+  `ignored_topics`: Kafka topic names in which `*` stands for any run of characters, such as
+  `shop.inventory.*` or `__debezium-heartbeat.*`. Such records are counted as ignored and written nowhere: a
+  sink that lands every table of a database, or Debezium's heartbeat and schema-change topics beside them,
+  does not fill the bad rows of every landing. A declared topic is read whatever pattern it fits, so
+  `shop.*` can ignore the tables no model reads yet.
 - Unknown keys anywhere in the file are errors, so a misspelt `contarct` cannot silently change nothing.
 - Model names name lake folders and Dagster checks, so they are plain identifiers (lake.CDC_MODEL_NAME).
 """
@@ -35,12 +41,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from snowplow_assets.cdc.order import ORDER_VERSION
 from snowplow_assets.lake import validate_cdc_model_name
+from snowplow_assets.patterns import END
 
 Contract = Literal["partial", "debezium", "event"]
 CONTRACTS: tuple[str, ...] = ("partial", "debezium", "event")
 
 # Kafka's own topic alphabet and length limit.
 TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+# An ignored_topics pattern: a topic name whose `*`s stand for any run of characters.
+TOPIC_PATTERN = re.compile(r"^[A-Za-z0-9._*-]{1,249}$")
+IGNORED_TOPIC = "ignored"  # how ingestion reads a topic that only an ignored_topics pattern names
 # Id fields and key columns end up in SQL paths and as column names: plain identifiers only.
 FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
 RESERVED_PREFIX = "__"  # bookkeeping columns (__key, __timestamp, ...) use it; model columns may not
@@ -143,6 +153,17 @@ class CdcModels(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     models: dict[str, ModelSpec] = Field(default_factory=dict)
+    ignored_topics: list[str] = Field(default_factory=list)
+
+    @field_validator("ignored_topics")
+    @classmethod
+    def _topic_patterns(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            if not TOPIC_PATTERN.fullmatch(pattern):
+                raise ValueError(
+                    f"not a topic name with * for any characters (letters, digits, . _ - *; at most 249): {pattern!r}"
+                )
+        return patterns
 
     @model_validator(mode="before")
     @classmethod
@@ -177,13 +198,24 @@ class CdcModels(BaseModel):
         """Every declared topic, with its model and its declaration."""
         return {topic.topic: (model, topic) for model in self.models.values() for topic in model.topics}
 
-    def readings(self) -> dict[str, str]:
-        """How ingestion reads each declared topic, as `model/contract/id field` (none of the three can hold
-        a `/`): what decides a record's model and key. A topic not here is read as bad rows."""
-        return {
-            name: f"{model.name}/{topic.contract}/{model.id_field(topic)}"
-            for name, (model, topic) in self.topics().items()
-        }
+    def ignored_topic_regex(self) -> str | None:
+        """One regular expression that the whole of a topic name matches when an ignored_topics pattern fits
+        it, for Python's `re.fullmatch` and Spark's RLIKE alike; None when nothing is ignored."""
+        if not self.ignored_topics:
+            return None
+        alternatives = "|".join(".*".join(re.escape(part) for part in p.split("*")) for p in self.ignored_topics)
+        return f"^(?:{alternatives}){END}"
+
+    def reading(self, topic: str) -> str | None:
+        """How ingestion reads `topic`: `model/contract/id field` for a declared topic (none of the three can
+        hold a `/`), which decides a record's model and key; IGNORED_TOPIC for a topic only an ignored_topics
+        pattern fits; None for any other, whose records are bad rows."""
+        declared = self.topics().get(topic)
+        if declared is not None:
+            model, spec = declared
+            return f"{model.name}/{spec.contract}/{model.id_field(spec)}"
+        ignored = self.ignored_topic_regex()
+        return IGNORED_TOPIC if ignored is not None and re.fullmatch(ignored, topic) else None
 
 
 def parse_models(text: str, source: str = "<text>") -> CdcModels:

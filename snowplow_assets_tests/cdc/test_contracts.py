@@ -7,7 +7,7 @@ import pytest
 
 from snowplow_assets.cdc.contracts import classify
 from snowplow_assets.cdc.landing import parse_envelopes
-from snowplow_assets_tests.cdc.builders import DEBEZIUM, EVENT, PARTIAL, models, record
+from snowplow_assets_tests.cdc.builders import DEBEZIUM, EVENT, ISSUE_MODELS_YAML, PARTIAL, models, record
 
 ROW = {"email": "a@example.com", "state": "active"}
 T = 1_772_359_200_000  # 2026-03-01T10:00:00Z
@@ -115,3 +115,24 @@ def test_bad_rows_say_why(classified):
         or "t is not one of c, r, u, d" in messages["unknown_change_type"]
     )
     assert all(r["__message"] for r in classified.values() if r["__output"] == "bad")
+
+
+IGNORING = ISSUE_MODELS_YAML + "ignored_topics: ['shop.*', '__debezium-heartbeat.*']\n"
+# line -> (output, key, bad reason)
+IGNORED_CASES = {
+    record("shop.orders", {"id": 1}, "1", T, 1): ("ignored", None, None),
+    record("__debezium-heartbeat.shop", {"ts_ms": T}, None, T, 2): ("ignored", None, None),
+    record("shop.inventory", "not JSON", "3", T, 3): ("ignored", None, None),  # the value is never read
+    record("shop.inventory", {"id": 3}, "3", T, 3, partition=-1): ("bad", None, "invalid_envelope"),
+    record(DEBEZIUM, {"op": "c", "after": {"id": 4}}, '{"id": 4}', T, 4): ("history", "4", None),  # declared
+    record("shopping", {"id": 5}, "5", T, 5): ("bad", None, "unknown_topic"),
+    record("shop.orders", {"id": 6}, "6", "yesterday", 6): ("bad", None, "invalid_timestamp"),
+}
+
+
+def test_records_of_ignored_topics_are_ignored_unless_declared_or_broken(spark):
+    frame = spark.createDataFrame([("part-0", line) for line in IGNORED_CASES], "__file STRING, __line STRING")
+    rows = classify(parse_envelopes(frame), models(IGNORING)).collect()
+    assert {r["__line"]: (r["__output"], r["__key"], r["__reason"]) for r in rows} == IGNORED_CASES
+    ignored = [r for r in rows if r["__output"] == "ignored"]
+    assert all(r["__model"] is r["__kind"] is r["__data"] is r["__message"] is None for r in ignored)

@@ -117,6 +117,33 @@ def test_names_no_model_could_declare_are_not_recorded(spark, lake):
     assert report.bad_reasons == {"unknown_topic": 2} and report.topics == {"customers_raw": "customers/partial/id"}
 
 
+def test_records_of_ignored_topics_are_counted_and_written_nowhere(spark, lake):
+    ignoring = models(ISSUE_MODELS_YAML + "ignored_topics: ['shop.*']\n")
+    lines = [
+        record("customers_raw", {"id": 1}, "1", H10, 0),
+        record("shop.orders", {"id": "o1"}, "o1", H10, 0),
+        record("shop.payments", None, "p1", H10, 0),
+        record("shop.payments", {"id": "p2"}, "p2", "yesterday", 1),
+        "",
+    ]
+    write_landing(lake, "landing=ignoring", lines)
+    report = ingest_landing(spark, LocalFileSystem(), lake, "landing=ignoring", ignoring)
+    assert (report.lines, report.blank_lines, report.changes, report.deletes, report.bad, report.ignored) == (
+        5, 1, 1, 0, 1, 2,
+    )  # fmt: skip
+    assert report.lines == report.blank_lines + report.changes + report.deletes + report.bad + report.ignored
+    assert report.bad_reasons == {"invalid_timestamp": 1}
+    assert report.topics == {
+        "customers_raw": "customers/partial/id",
+        "shop.orders": "ignored",
+        "shop.payments": "ignored",
+    }
+    assert set(report.models) == {"customers"}
+    written = spark.read.parquet(lake.cdc_history("landing=ignoring"), lake.cdc_deletes("landing=ignoring"))
+    assert [(r["__topic"], r["__key"]) for r in written.collect()] == [("customers_raw", "1")]
+    assert IngestedLanding.from_json(report.to_json()) == report
+
+
 def test_summaries_per_model(ingested):
     _, report, _, _, _, _ = ingested
     customers, orders = report.models["customers"], report.models["orders"]

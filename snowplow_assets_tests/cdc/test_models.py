@@ -1,6 +1,6 @@
 import pytest
 
-from snowplow_assets.cdc.models import ModelsFileError, load_models, parse_models
+from snowplow_assets.cdc.models import IGNORED_TOPIC, ModelsFileError, load_models, parse_models
 from snowplow_assets.settings import DEFAULT_CDC_MODELS, Settings
 from snowplow_assets_tests.cdc.builders import ISSUE_MODELS_YAML, models
 
@@ -43,6 +43,19 @@ def test_digest_follows_the_order_of_changes(monkeypatch):
     assert models().model("customers").digest != base
 
 
+def test_how_each_topic_is_read_declared_topics_first_then_ignored_patterns():
+    ignoring = models(ISSUE_MODELS_YAML + "ignored_topics: ['shop.*', '__debezium-heartbeat.*', exact_one]\n")
+    assert ignoring.reading("shop.customers") == "customers/debezium/id", "declared, though a pattern fits it"
+    assert ignoring.reading("customer_events") == "customers/event/customerId"
+    assert ignoring.reading("shop.inventory.orders") == ignoring.reading("shop.") == IGNORED_TOPIC
+    assert ignoring.reading("__debezium-heartbeat.shop") == ignoring.reading("exact_one") == IGNORED_TOPIC
+    # `.` is a dot and `*` the only wildcard; a pattern fits the whole name, up to its very end
+    assert ignoring.reading("shopping") is None and ignoring.reading("exact_ones") is None
+    assert ignoring.reading("exact_one\n") is None and ignoring.reading("my.shop.x") is None
+    assert models().reading("shop.inventory.orders") is None, "nothing is ignored unless the file says so"
+    assert models().ignored_topic_regex() is None
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
@@ -67,6 +80,10 @@ def test_digest_follows_the_order_of_changes(monkeypatch):
             "models:\n  m:\n    topics: [{topic: t, contract: event}]\n    tests: {accepted_values: {state: []}}\n",
             "no values",
         ),
+        ("models: {}\nignored_topics: ['shop/*']\n", "ignored_topics: Value error, not a topic name with * for"),
+        ("models: {}\nignored_topics: [a, '']\n", "at most 249): ''"),
+        ('models: {}\nignored_topics: ["x\\n"]\n', "at most 249): 'x\\n'"),
+        ("models: {}\nignored_topics: shop.*\n", "ignored_topics: Input should be a valid list"),
         ("models: [1, 2]\n", "models"),
         ("models: {m: [\n", "not valid YAML"),
     ],

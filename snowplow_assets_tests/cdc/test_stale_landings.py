@@ -38,3 +38,18 @@ def test_a_landing_is_stale_when_a_topic_it_holds_is_read_otherwise():
 def test_a_summary_written_before_topics_were_recorded_still_loads():
     old = {k: v for k, v in dataclasses.asdict(_landing("a", None)).items() if k != "topics"}
     assert IngestedLanding.from_json(json.dumps(old)).topics is None
+
+
+def test_a_topic_ignored_since_or_declared_after_being_ignored_makes_its_landings_stale():
+    ignoring = models(ISSUE_MODELS_YAML + "ignored_topics: ['oth*']\n")
+    bad_then = {"a": _landing("a", READ)}
+    assert stale_landings(bad_then, ignoring) == {"a": ["other: no model (bad rows) -> ignored"]}
+    assert stale_landings(bad_then, ignoring, model="customers") == {}, "ignoring a topic concerns no model"
+    ignored_then = {"c": _landing("c", {"other": "ignored"})}
+    assert stale_landings(ignored_then, ignoring) == {}
+    assert stale_landings(ignored_then, models()) == {"c": ["other: ignored -> no model (bad rows)"]}
+    declared = models(
+        ISSUE_MODELS_YAML + "  others:\n    topics: [{topic: other, contract: partial}]\nignored_topics: ['oth*']\n"
+    )
+    assert stale_landings(ignored_then, declared) == {"c": ["other: ignored -> others/partial/id"]}
+    assert stale_landings(ignored_then, declared, model="others") == stale_landings(ignored_then, declared)

@@ -63,7 +63,7 @@ def test_process_ingests_new_landings_cuts_a_batch_and_checks_it(instance):
     assert sorted(instance.get_dynamic_partitions("cdc_landings")) == names
     assert f"registered 2 CDC landing(s): {', '.join(names)}" in messages
     history = _metadata(instance, "cdc_history", names[1])
-    assert (history["lines"], history["bad"]) == (generation.landings[1].records, 0)
+    assert (history["lines"], history["bad"], history["ignored"]) == (generation.landings[1].records, 0, 0)
     assert history["changes"] + _metadata(instance, "cdc_deletes", names[1])["deletes"] == history["lines"]
     batches = _metadata(instance, "cdc_batches")
     assert batches["customers/status"] == "cut" and batches["customers/boundary_ms"] <= END.timestamp() * 1000

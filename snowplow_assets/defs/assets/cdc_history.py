@@ -55,7 +55,7 @@ def cdc_ingest(
     ingested = ingest_landing(spark.spark_session, lake.filesystem(), lake.lake, landing, cdc.models())
     context.log.info(
         f"{landing}: {ingested.lines} lines, {ingested.changes} changes, {ingested.deletes} deletes, "
-        f"{ingested.bad} bad, {ingested.blank_lines} blank"
+        f"{ingested.bad} bad, {ingested.ignored} ignored, {ingested.blank_lines} blank"
     )
     if not ingested.files:
         context.log.warning(f"{lake.lake.cdc_landing(landing)} holds no data files")
@@ -63,6 +63,7 @@ def cdc_ingest(
         "lines": ingested.lines,
         "blank_lines": ingested.blank_lines,
         "bad": ingested.bad,
+        "ignored": ingested.ignored,
         "files": ingested.files,
         "ingestion_token": ingested.token,
         "models": _models_table(ingested),
