@@ -19,8 +19,19 @@ _PROC = Path("/proc")
 
 
 def alive(pid: int) -> bool:
-    """Whether process `pid` runs: not ended, nor ended and waiting to be reaped by its parent (this process,
-    for a child, which it reaps here; init, for a process whose parent is gone, which may take its time)."""
+    """Whether process `pid` runs: not ended, nor ended and waiting to be reaped by its parent (a zombie).
+
+    Where Linux's /proc tells a zombie apart, nobody's child is reaped here. The code server, the parent of
+    the run workers it launches, asks after the pids of other processes (defs/sensors/abandoned_cli_runs.py),
+    and reaping a child of its own that the kernel had given such a pid again would take that child's exit
+    status from the code that waits for it. Without /proc (macOS) an ended child of this process can only be
+    told apart by reaping it, so there it is.
+    """
+    stat = _stat_fields(pid)
+    if stat is not None:
+        return stat[0] != "Z"
+    if (_PROC / "self" / "stat").exists():
+        return False  # /proc lists every process of this pid namespace: this one has ended and been reaped
     try:
         if os.waitpid(pid, os.WNOHANG)[0] == pid:
             return False
@@ -32,10 +43,7 @@ def alive(pid: int) -> bool:
         return False
     except PermissionError:
         pass
-    stat = _stat_fields(pid)
-    if stat is None:
-        return not (_PROC / "self" / "stat").exists()  # no /proc (macOS): no zombie to tell apart
-    return stat[0] != "Z"
+    return True
 
 
 def _stat_fields(pid: int) -> list[str] | None:

@@ -3,6 +3,10 @@ import signal
 import socket
 import subprocess
 import sys
+import time
+from pathlib import Path
+
+import pytest
 
 from snowplow_assets.processes import ProcessIdentity, alive
 
@@ -45,3 +49,16 @@ def test_a_process_on_another_host_or_in_another_pid_namespace_cannot_be_told():
     me = ProcessIdentity.current()
     assert ProcessIdentity("elsewhere.example", me.pid, me.started).gone() is None
     assert ProcessIdentity(f"{socket.gethostname()} pid:[1]", me.pid, me.started).gone() is None
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="without /proc, an ended child is told by reaping it")
+def test_asking_after_an_ended_child_leaves_its_exit_status_to_its_parent():
+    """A code server asks after other processes' pids; one may now be a child of its own that has just ended,
+    whose exit status belongs to the code that waits for it."""
+    child = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{child.pid}/stat").read_text().rsplit(") ", 1)[1][0] != "Z":
+        assert time.monotonic() < deadline, "the child did not end"
+        time.sleep(0.05)
+    assert not alive(child.pid) and not alive(child.pid)
+    assert child.wait() == 3
