@@ -188,6 +188,29 @@ def test_a_landing_read_under_other_models_is_named_until_ingested_again(
     assert _metadata(instance, "cdc_latest")["customers/rows"] == 2
 
 
+def test_records_of_ignored_topics_are_counted_apart_from_bad_ones(
+    instance, tmp_path, monkeypatch, definitions_loaded_anew
+):
+    models_file = write_models(tmp_path / "models.yaml", ISSUE_MODELS_YAML + "ignored_topics: ['shop.inventory.*']\n")
+    monkeypatch.setenv("SNOWPLOW_CDC_MODELS", str(models_file))
+    definitions_loaded_anew()
+    write_landing(
+        Lake(Settings().lake),
+        "landing=a",
+        [
+            partial(1, 1_000, 0, {"email": "a@x"}),
+            record("shop.inventory.stock", {"sku": 1}, "1", 1_000, 0),
+            record("shop.payments", {"id": 1}, "1", 1_000, 0),
+        ],
+    )
+    run = process_cdc(instance, Settings(), lambda _: None)[0]
+    history = _metadata(instance, "cdc_history", "landing=a")
+    assert (history["lines"], history["changes"], history["bad"], history["ignored"]) == (3, 1, 1, 1)
+    check = _checks(instance, run.run_id)["no_bad_records"]
+    assert not check.passed and check.description == "1 of 3 records were bad; 1 were of ignored topics"
+    assert check.metadata["ignored"].value == 1 and check.metadata["bad_unknown_topic"].value == 1
+
+
 @pytest.mark.parametrize(
     ("name", "problem"), [("../x", "not a CDC landing folder name"), ("landing=none", "no such CDC landing: ")]
 )

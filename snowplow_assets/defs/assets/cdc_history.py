@@ -81,9 +81,11 @@ def cdc_ingest(
         check_name=NO_BAD_RECORDS,
         passed=ingested.bad == 0,
         severity=dg.AssetCheckSeverity.WARN,
-        description=f"{ingested.bad} of {ingested.lines - ingested.blank_lines} records were bad",
+        description=f"{ingested.bad} of {ingested.lines - ingested.blank_lines} records were bad"
+        + (f"; {ingested.ignored} were of ignored topics" if ingested.ignored else ""),
         metadata={
             "bad": ingested.bad,
+            "ignored": ingested.ignored,
             **{f"bad_{reason}": count for reason, count in sorted(ingested.bad_reasons.items())},
             "bad_rows_path": dg.MetadataValue.path(lake.lake.cdc_bad(landing)),
         },

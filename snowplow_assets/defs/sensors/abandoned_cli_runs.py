@@ -1,12 +1,12 @@
 """Fails, every minute, the runs that a `snowplow-assets` process on this host left in flight when it died.
 
 `process` sweeps them when it starts (defs/manifests/cli_run_processes.py), but where the sensors do the
-processing nobody may run `process` again: an operator's `process` killed mid-shred would keep the `shred`
-pool's one slot for good, and every run the folder sensor requests after it would wait for that slot. This
-sensor makes the same sweep from the code server. It finds the runs by one query (in-flight runs tagged with
-this host), asks the kernel after each one's process, and requests no runs itself; what it failed is in its
-tick's message and log. It sees only the CLI processes of the host (and pid namespace) its code server runs
-on, so in a deployment whose code server runs elsewhere, `process` remains the sweep.
+processing nobody need ever run `process` again: an operator's `process` killed mid-shred would keep the
+`shred` pool's one slot for good, and every run the folder sensor requests after it would wait for that slot.
+This sensor makes the same sweep from the code server. It finds the runs by one query (in-flight runs tagged
+with this host), asks the kernel after each one's process, and requests no runs itself; what it failed is in
+its tick's message and log. It sees only the CLI processes of the host (and pid namespace) its code server
+runs on, so in a deployment whose code server runs elsewhere, `process` remains the sweep.
 """
 
 import dagster as dg
