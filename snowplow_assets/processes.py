@@ -30,19 +30,20 @@ def alive(pid: int) -> bool:
     stat = _stat_fields(pid)
     if stat is not None:
         return stat[0] != "Z"
-    if (_PROC / "self" / "stat").exists():
-        return False  # /proc lists every process of this pid namespace: this one has ended and been reaped
-    try:
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return False
-    except ChildProcessError:
-        pass  # not this process's child
+    if not (_PROC / "self" / "stat").exists():
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return False
+        except ChildProcessError:
+            pass  # not this process's child
+    # The kernel, not /proc, says whether the pid is taken: /proc mounted with `hidepid` hides other users'
+    # processes, which must not be taken for ended.
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        pass
+        pass  # another user's process
     return True
 
 
