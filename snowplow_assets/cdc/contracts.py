@@ -122,6 +122,7 @@ def classify(envelopes: DataFrame, models: CdcModels) -> DataFrame:
         )
         .selectExpr(
             "*",
+            f"{ignored} AS __ignored",
             "NOT __null_value AND startswith(ltrim(__value), '{') AS __object_value",
             # Debezium: the payload, wrapped or bare
             "CASE WHEN __contract = 'debezium' THEN coalesce(variant_get(__parsed_value, '$.payload'), __parsed_value) "
@@ -178,8 +179,8 @@ def classify(envelopes: DataFrame, models: CdcModels) -> DataFrame:
     outcome = case(*branches)
     decided = computed_once(keyed).selectExpr(
         *ENVELOPE_COLUMNS,
-        f"{ignored} AS __ignored",
-        f"CASE WHEN NOT ({ignored}) THEN {outcome} END AS __bad",
+        "__ignored",
+        f"CASE WHEN NOT __ignored THEN {outcome} END AS __bad",
         "__model",
         "__id",
         "__kind",
