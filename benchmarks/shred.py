@@ -5,8 +5,8 @@
 For each size it generates (once; cached under benchmarks/work/shred/<events>/) one run folder of that many
 distinct enriched events with the generator's default defects (2% natural duplicates, 1% synthetic
 duplicates, 1% bad lines; `snowplow-assets generate enriched`), in `--files` plain TSV part files. Then it
-repeats `--runs` rounds of four jobs, in this order so that a change in the machine's load hits all
-four alike, each in a process of its own:
+repeats `--runs` rounds of five jobs, in this order so that a change in the machine's load hits all
+five alike, each in a process of its own:
 
 - **floor**: a Spark job on the same master that reads the run folder's files as text and writes the lines
   back unchanged. No job that reads and writes these bytes can be faster.
@@ -19,6 +19,10 @@ four alike, each in a process of its own:
   (snowplow_assets/shared_spark_server.py), as Dagster runs are by default. Each size gets a new server
   with the same settings; its first run, which compiles everything, comes before the rounds and is
   reported apart.
+- **one_pass_connect**: the one-pass bound (benchmarks/one_pass_bound.py) on the same server: every line
+  read, parsed by the fast path's Java function and its output written at once, with no staging,
+  deduplication, bad rows or event manifest. The least the job's own work costs, however its passes are
+  arranged; its ratio to the floor says whether the floor target is within that work's reach.
 - **baseline**: benchmarks/single_process_baseline.py: the same job, written as a fair streaming Python
   program without Spark. Its counts are checked against the shred jobs'.
 
@@ -79,6 +83,10 @@ FLOOR_LIMIT = 2.5
 BASELINE_SPEEDUP = 2.0
 MEMORY_GROWTH_LIMIT = 1.25
 SHRED_JOBS = ("shred", "shred_connect")
+BOUND = "one_pass_connect"  # measured beside the shred jobs, bound to no target (one_pass_bound.py)
+CONNECT_JOBS = ("shred_connect", BOUND)
+SPARK_JOBS = ("floor", "shred", *CONNECT_JOBS)
+JOBS = (*SPARK_JOBS, "baseline")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -198,16 +206,17 @@ def jvm_seconds(pid: int) -> tuple[float, float]:
 class Paths:
     lake: Path
     floor: Path
+    one_pass: Path
     baseline: Path
 
     @classmethod
     def of(cls, events: int) -> Paths:
         folder = data_folder(events)
-        return cls(folder / "lake", folder / "floor-output", folder / "baseline-output")
+        return cls(folder / "lake", folder / "floor-output", folder / "one-pass-output", folder / "baseline-output")
 
     def clean(self) -> None:
         """Remove every output, so each run starts from the same state: input only, empty event manifest."""
-        for path in (self.lake / "shredded", self.lake / "event-manifest", self.floor, self.baseline):
+        for path in (self.lake / "shredded", self.lake / "event-manifest", self.floor, self.one_pass, self.baseline):
             shutil.rmtree(path, ignore_errors=True)
 
 
@@ -277,13 +286,16 @@ def shred_counts(report: Any) -> dict[str, Any]:
 def measure_job(
     job: str, events: int, master: str, profile: bool, remote: str | None = None, server_pid: int | None = None
 ) -> dict[str, Any]:
-    """One timed run of `floor`, `shred` or `shred_connect` in this process.
+    """One timed run of `floor`, `shred`, `shred_connect` or `one_pass_connect` in this process.
 
     `floor` and `shred` start a JVM of their own, as a Dagster run of the shred job does with
     SNOWPLOW_SPARK_SERVER=own: every run pays, like it, for compiling Spark's generated code (the JIT figures
     show how much). `shred_connect` is the same job as a client of the shared Spark Connect server at
-    `remote`, as Dagster runs are by default; the JVM figures are then the server's (`server_pid`).
+    `remote`, as Dagster runs are by default; the JVM figures are then the server's (`server_pid`), as they
+    are for `one_pass_connect`, the one-pass bound on the same server.
     """
+    from one_pass_bound import write_one_pass  # benchmarks/, this script's folder
+
     from snowplow_assets.events.dedup import InBatchDedup
     from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
     from snowplow_assets.lake import Lake
@@ -311,6 +323,8 @@ def measure_job(
     def action() -> Any:
         if job == "floor":
             return spark.read.text(files).write.text(str(paths.floor))
+        if job == BOUND:
+            return write_one_pass(spark, files, str(paths.one_pass))
         return shred_run_folder(spark, fs, lake, RUN, options)
 
     paths.clean()
@@ -339,7 +353,9 @@ def measure_job(
         "java": _java_version(probe.jvm_pid),
         "spark": spark.version,
     }
-    if job != "floor":
+    if job == BOUND:
+        result["counts"] = report
+    elif job != "floor":
         result["counts"] = shred_counts(report)
         result["sample"]["phase_seconds"] = {name: round(t, 2) for name, t in report.phase_seconds.items()}
         if profile and not remote:
@@ -393,19 +409,19 @@ def run_baseline(events: int) -> dict[str, Any]:
 
 
 def measure_size(events: int, runs: int, master: str, profile: bool) -> dict[str, Any]:
-    """`runs` rounds of floor, shred, shred_connect and baseline, each in a process of its own.
+    """`runs` rounds of floor, shred, shred_connect, one_pass_connect and baseline, each in a process of its
+    own.
 
     The size gets a new Spark Connect server, whose first shred run (its JVM's first, untimed among the
     rounds) is reported apart, as `connect_first_run`."""
-    jobs = ("floor", "shred", "shred_connect", "baseline")
-    samples: dict[str, list[dict[str, float]]] = {job: [] for job in jobs}
-    counts: dict[str, list[dict[str, Any]]] = {"shred": [], "shred_connect": [], "baseline": []}
+    samples: dict[str, list[dict[str, float]]] = {job: [] for job in JOBS}
+    counts: dict[str, list[dict[str, Any]]] = {"shred": [], "shred_connect": [], BOUND: [], "baseline": []}
     spark_runs = {}
     with shared_connect_server(events, master, profile) as (server_url, server_pid):
 
         def spark_job(job: str) -> dict[str, Any]:
             command = [sys.executable, __file__, "--measure", job, "--events", str(events), "--master", master]
-            if job == "shred_connect":
+            if job in CONNECT_JOBS:
                 command += ["--remote", server_url, "--server-pid", str(server_pid)]
             done = subprocess.run(
                 [*command, *(["--profile"] if profile else [])], stdout=subprocess.PIPE, check=True, text=True
@@ -415,17 +431,17 @@ def measure_size(events: int, runs: int, master: str, profile: bool) -> dict[str
         first_run = spark_job("shred_connect")
         counts["shred_connect"].append(first_run["counts"])
         for run in range(1, runs + 1):
-            for job in ("floor", "shred", "shred_connect"):
+            for job in SPARK_JOBS:
                 spark_runs[job] = spark_job(job)
                 samples[job].append(spark_runs[job]["sample"])
-            counts["shred"].append(spark_runs["shred"]["counts"])
-            counts["shred_connect"].append(spark_runs["shred_connect"]["counts"])
+            for job in (*SHRED_JOBS, BOUND):
+                counts[job].append(spark_runs[job]["counts"])
             baseline = run_baseline(events)
             samples["baseline"].append(baseline["sample"])
             counts["baseline"].append(baseline["counts"])
             print(
                 f"{events:,} events, run {run}/{runs}: "
-                + ", ".join(f"{job} {samples[job][-1]['seconds']:.1f} s" for job in jobs)
+                + ", ".join(f"{job} {samples[job][-1]['seconds']:.1f} s" for job in JOBS)
                 + f" (the Connect server's first run {first_run['sample']['seconds']:.1f} s)",
                 file=sys.stderr,
                 flush=True,
@@ -436,8 +452,9 @@ def measure_size(events: int, runs: int, master: str, profile: bool) -> dict[str
         "connect_first_run": first_run["sample"],
         "shred_counts": counts["shred"][0],
         "baseline_counts": counts["baseline"][0],
+        "one_pass_counts": counts[BOUND][0],
         "counts_stable": all(c == counts["shred"][0] for c in counts["shred"] + counts["shred_connect"])
-        and all(c == counts["baseline"][0] for c in counts["baseline"]),
+        and all(c == counts[job][0] for job in (BOUND, "baseline") for c in counts[job]),
         "spark_config": spark_runs["shred"]["spark_config"],
         "java": spark_runs["shred"]["java"],
         "spark": spark_runs["shred"]["spark"],
@@ -491,9 +508,15 @@ def summarise(size: dict[str, Any], generated: dict[str, Any]) -> dict[str, Any]
         "connect_first_run": size["connect_first_run"],
         **{f"{job}_over_floor": ratio(job, "floor") for job in SHRED_JOBS},
         **{f"baseline_over_{job}": ratio("baseline", job) for job in SHRED_JOBS},
-        "counts_agree": all(shred[k] == baseline[k] for k in compared) and size["counts_stable"],
+        f"{BOUND}_over_floor": ratio(BOUND, "floor"),
+        f"shred_connect_over_{BOUND}": ratio("shred_connect", BOUND),
+        # The bound must have read every line the shred jobs read, or it bounds less work than theirs.
+        "counts_agree": all(shred[k] == baseline[k] for k in compared)
+        and size["one_pass_counts"]["lines"] == shred["lines_read"]
+        and size["counts_stable"],
         "shred_counts": shred,
         "baseline_counts": baseline,
+        "one_pass_counts": size["one_pass_counts"],
     }
 
 
@@ -548,9 +571,9 @@ def table(results: dict[str, Any]) -> str:
         f"({machine['spark_config'].get('spark.driver.extraJavaOptions')}); "
         f"load average {results['load_average_before'][0]:.1f} before, {results['load_average_after'][0]:.1f} after. "
         f"Seconds: median of {results['runs']} runs (fastest-slowest), each job in a process of its own: floor and shred "
-        f"start a new JVM, shred_connect is a client of a server started for the size; JIT: of that, seconds "
+        f"start a new JVM, shred_connect and one_pass_connect are clients of a server started for the size; JIT: of that, seconds "
         f"the JVM spent compiling code (median). Memory: highest peak of the runs, MB (the server's JVM for "
-        f"shred_connect, whose heap the client cannot read). "
+        f"shred_connect and one_pass_connect, whose heap the client cannot read). "
         f"Load: median 1-minute load average at the start of the runs. Steal: median share of the machine's "
         f"CPU time its host took for others during the runs (/proc/stat), which slows every job.",
         "",
@@ -561,11 +584,12 @@ def table(results: dict[str, Any]) -> str:
         "floor": "floor: Spark reads the lines, writes them back",
         "shred": "shred: full job, every dedup, lake manifest",
         "shred_connect": "shred_connect: the same on the shared Spark Connect server",
+        BOUND: "one_pass_connect: the bound, on that server: parse and write, nothing else",
         "baseline": "baseline: one Python process",
     }
     for size in results["sizes"]:
         first = f"{size['events']:,} ({size['lines']:,}, {size['input_bytes'] / 1e9:.2f} GB)"
-        for job in ("floor", "shred", "shred_connect", "baseline"):
+        for job in JOBS:
             data = size["jobs"][job]
             s, peak = data["seconds"], data["peak_mb"]
             out.append(
@@ -586,6 +610,8 @@ def table(results: dict[str, Any]) -> str:
                 f"{job} / floor = {size[f'{job}_over_floor']:.2f}, baseline / {job} = {size[f'baseline_over_{job}']:.2f}"
                 for job in SHRED_JOBS
             )
+            + f"; {BOUND} / floor = {size[f'{BOUND}_over_floor']:.2f}, "
+            f"shred_connect / {BOUND} = {size[f'shred_connect_over_{BOUND}']:.2f}"
             + f"; counts {'agree' if size['counts_agree'] else 'DIFFER'} | | | | | | | | | | |"
         )
     out += ["", "| target | measured | result |", "|---|---|---|"]
@@ -630,8 +656,8 @@ def main(argv: list[str]) -> None:
         help="the JVMs' heap (SNOWPLOW_SPARK_DRIVER_MEMORY, the project's setting, 1g by default) for every Spark "
         "job and the server; a heap the jobs fill at every size shows whether what they need grows",
     )
-    # internal: one timed Spark job (floor or shred) of the one size in --events, in a child process
-    parser.add_argument("--measure", choices=("floor", "shred", "shred_connect"), help=argparse.SUPPRESS)
+    # internal: one timed Spark job of the one size in --events, in a child process
+    parser.add_argument("--measure", choices=SPARK_JOBS, help=argparse.SUPPRESS)
     parser.add_argument("--remote", help=argparse.SUPPRESS)
     parser.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
