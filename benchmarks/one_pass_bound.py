@@ -1,16 +1,17 @@
 """The one-pass bound: the least the shred job's per-line work costs, however its passes are arranged.
 
 Any shred must read every line, parse it (131 fields, three JSON documents) and write the event's
-atomic-events line and entity lines. This job does exactly that and nothing else, on the same Spark
-session as the job it bounds: the lines read as text, the fast path's Java function over each
-(canonical.parse_canonical), and every output record written at once by its folder, as the output pass
-writes them (output_pass.py). It leaves out all the rest: staging, deduplication, the event manifest, bad
-rows (the lines the fast path leaves, 1% of the benchmark's, are not written) and the summary.
+atomic-events line and entity lines. This job does exactly that and nothing else, on the same Spark master and
+settings as the job it bounds (the benchmark runs it on the same server): the lines read as text, the fast
+path's Java function over each (canonical.parse_canonical), and every output record written at once by its
+folder, as the output pass writes them (output_pass.py). It leaves out all the rest: staging, deduplication,
+the event manifest, bad rows (the lines the fast path leaves, 1% of the benchmark's, are not written) and the
+summary.
 
-So its time, against the floor's, says how far below the floor target the job's own work already is,
-measured rather than summed from parts (benchmarks/README.md); and the shred job's time against it, what
-deduplication, staging and the rest add. Its output is not loader output (no dedup, and ids never renamed):
-it is timed, counted and removed.
+So its time, against the floor's, says how much of the floor target the job's own work uses, measured rather
+than summed from parts (benchmarks/README.md); and the shred job's time against it, what deduplication,
+staging and the rest add. Its output is not loader output (no dedup, and ids never renamed): it is timed,
+counted and removed.
 """
 
 from __future__ import annotations
