@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-_OPEN_TEXT_FILES = 64  # as the output pass: a file open per folder in each task, no sort
-
 
 def write_one_pass(spark: Any, files: list[str], path: str) -> dict[str, int]:
     """Read `files`, parse every line on the fast path and write each canonical line's output records under
@@ -29,8 +27,9 @@ def write_one_pass(spark: Any, files: list[str], path: str) -> dict[str, int]:
 
     from snowplow_assets.events.canonical import parse_canonical
     from snowplow_assets.events.output_folders import FOLDER
-    from snowplow_assets.events.output_records import event_records
-    from snowplow_assets.spark import observed_counts, session_conf, unsorted_partitioned_write
+    from snowplow_assets.events.output_pass import write_by_folder
+    from snowplow_assets.events.output_records import event_records, record_line
+    from snowplow_assets.spark import observed_counts
 
     lines_seen, records_written = Observation("one_pass_lines"), Observation("one_pass_records")
     parsed = parse_canonical(spark.read.text(files).withColumnRenamed("value", "line")).observe(
@@ -39,12 +38,8 @@ def write_one_pass(spark: Any, files: list[str], path: str) -> dict[str, int]:
     records = (
         parsed.where("canonical")
         .selectExpr("event_id", f"explode({event_records('atomic_head', 'atomic_tail')}) AS r")
-        .selectExpr(
-            f"r.folder AS {FOLDER}",
-            "CASE WHEN r.tail IS NULL THEN r.head ELSE concat(r.head, event_id, r.tail) END AS value",
-        )
+        .selectExpr(f"r.folder AS {FOLDER}", f"{record_line('r', 'event_id')} AS value")
         .observe(records_written, F.count(F.lit(1)).alias("records"))
     )
-    with session_conf(spark, unsorted_partitioned_write(_OPEN_TEXT_FILES)):
-        records.write.mode("overwrite").partitionBy(FOLDER).text(path)
+    write_by_folder(records, "NONE", path)
     return {**observed_counts(lines_seen), **observed_counts(records_written)}

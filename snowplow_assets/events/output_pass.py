@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from snowplow_assets.events import bad_rows, shred
 from snowplow_assets.events.dedup import DROP_ACTIONS, ERROR_ACTIONS, RENAME_ACTIONS
 from snowplow_assets.events.output_folders import BAD, FOLDER, RECORD_TYPE
-from snowplow_assets.events.output_records import ROOT_TSTAMP, entity_record, record
+from snowplow_assets.events.output_records import ROOT_TSTAMP, entity_record, record, record_line
 from snowplow_assets.events.parse import parse_enriched
 from snowplow_assets.events.sql import case, literal
 from snowplow_assets.spark import observed_counts, session_conf, unsorted_partitioned_write
@@ -80,15 +80,18 @@ def write_outputs(
     )
     output = lines.selectExpr(
         f"CASE WHEN {renamed} THEN new_event_id ELSE event_id END AS _id", f"explode({records}) AS r"
-    ).selectExpr(
-        f"r.folder AS {FOLDER}",
-        "CASE WHEN r.tail IS NULL THEN r.head ELSE concat(r.head, _id, r.tail) END AS value",
-    )
-    with session_conf(output.sparkSession, unsorted_partitioned_write(_OPEN_TEXT_FILES)):
-        output.write.mode("overwrite").partitionBy(FOLDER).option("compression", _text_compression(compression)).text(
-            fs.spark_path(path)
-        )
+    ).selectExpr(f"r.folder AS {FOLDER}", f"{record_line('r', '_id')} AS value")
+    write_by_folder(output, compression, fs.spark_path(path))
     return observed_counts(observation)
+
+
+def write_by_folder(lines: DataFrame, compression: str, spark_path: str) -> None:
+    """Write `lines` (a folder and a `value`, its text) as the text files of each folder under `spark_path`,
+    replacing what was there, with a file open per folder in each task instead of a sort."""
+    with session_conf(lines.sparkSession, unsorted_partitioned_write(_OPEN_TEXT_FILES)):
+        lines.write.mode("overwrite").partitionBy(FOLDER).option("compression", _text_compression(compression)).text(
+            spark_path
+        )
 
 
 def write_runtime_errors(

@@ -24,6 +24,14 @@ def record(output: str, head: str, tail: str = "CAST(NULL AS STRING)") -> str:
     return named_struct(folder=literal(output), head=head, tail=tail)
 
 
+def record_line(record: str, event_id: str) -> str:
+    """The line of `record` (a RECORD_TYPE value) given its event's final id: `head || event id || tail`, or
+    `head` alone when the tail is null."""
+    return (
+        f"CASE WHEN {record}.tail IS NULL THEN {record}.head ELSE concat({record}.head, {event_id}, {record}.tail) END"
+    )
+
+
 def entity_record(entity: str, root_tstamp: str) -> str:
     """An entity's line in its type's folder (output_folders.ENTITY_FOLDER): `entity` a parse.ENTITY_TYPE."""
     values = shred.entity_values(entity, root_tstamp)
