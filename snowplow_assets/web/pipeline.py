@@ -13,11 +13,11 @@ current time; `run_limits` turns them into one window for every model of the run
 Sessions touched by a window: the lifecycle folds the window's valid events in; the derived models then
 build every session whose lifecycle span [start, end] overlaps the window, from all of its valid events
 up to its end (at most its cap) and the upper limit. Those events are read once per run, staged, and shared
-by page views and sessions; users are rebuilt from the sessions table for the users of those sessions.
-Because a session is always rebuilt from all of its events, the tables do not depend on how the events
-were split into runs, as long as an event lands in the lake before the window has moved more than
-`lookback_window_hours` past its collector_tstamp (and, for a quarantined session, before the model passed
-the session's cap: quarantine.py).
+by page views and sessions; every user those events name is rebuilt from all of the user's sessions in the
+sessions table. Because a session is always rebuilt from all of its events, and a user from all of its
+sessions, the tables do not depend on how the events were split into runs, as long as an event lands in the
+lake before the window has moved more than `lookback_window_hours` past its collector_tstamp (a quarantined
+session takes no event collected after its cap: quarantine.py).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from snowplow_assets.web.quarantine import QUARANTINE, frozen_sessions, newly_qu
 from snowplow_assets.web.run_limits import RunLimits, advance_last_success, format_timestamp, run_limits
 from snowplow_assets.web.sessions import SESSIONS_TABLE, sessions
 from snowplow_assets.web.sessions_lifecycle import LIFECYCLE, merge_lifecycle, touched_sessions
-from snowplow_assets.web.upsert import TableSpec, UpsertReport, read_table, read_table_if_any, upsert
+from snowplow_assets.web.upsert import PARTITION, TableSpec, UpsertReport, read_table, read_table_if_any, upsert
 from snowplow_assets.web.users import USERS_TABLE, users
 from snowplow_assets.web.variables import (
     PAGE_VIEWS,
@@ -69,7 +69,8 @@ TOUCHED_SCHEMA = (
 )
 SESSION_EVENTS_SCHEMA = (
     "event_id STRING, event STRING, collector_tstamp TIMESTAMP, event_time TIMESTAMP, ping_time TIMESTAMP, "
-    "session_id STRING, domain_userid STRING, page_view_id STRING, page_url STRING, page_title STRING"
+    "session_id STRING, domain_userid STRING, event_domain_userid STRING, page_view_id STRING, page_url STRING, "
+    "page_title STRING"
 )
 
 TABLES: dict[str, TableSpec] = {
@@ -171,7 +172,8 @@ class WebRun:
         """Every valid event of the sessions overlapping the window, up to each one's end and the upper limit.
 
         Columns: event_id, event, collector_tstamp, event_time, ping_time, session_id, domain_userid (the
-        session's), page_view_id, page_url, page_title. Staged once, shared by page views and sessions.
+        session's), event_domain_userid (the event's own), page_view_id, page_url, page_title. Staged once,
+        shared by page views, sessions and users.
         """
         return self._session_scan[0]
 
@@ -206,6 +208,7 @@ class WebRun:
                 "coalesce(e.dvce_created_tstamp, e.derived_tstamp, e.collector_tstamp) AS ping_time",
                 "s.session_id",
                 "s.domain_userid",
+                "e.domain_userid AS event_domain_userid",
                 "e.page_view_id",
                 "e.page_url",
                 "e.page_title",
@@ -254,10 +257,17 @@ class WebRun:
         self._results[model] = result
         return result
 
-    def _upsert(self, spec: TableSpec, rows: DataFrame, *metrics, earliest: date | None = None) -> UpsertReport:
+    def _upsert(
+        self,
+        spec: TableSpec,
+        rows: DataFrame,
+        *metrics,
+        earliest: date | None = None,
+        replaced_keys: DataFrame | None = None,
+    ) -> UpsertReport:
         return upsert(
             self.spark, self.fs, self.lake, spec, rows, self.staging, self.variables.upsert_lookback_days, metrics,
-            earliest,
+            earliest, replaced_keys,
         )  # fmt: skip
 
     def _from_session_events(self, spec: TableSpec, rows: DataFrame, *metrics) -> UpsertReport:
@@ -303,29 +313,51 @@ class WebRun:
         report = self._upsert(QUARANTINE, newly_quarantined(lifecycle_rows, self.window.touched))
         return report, {}
 
-    def _events_for(self, previous: datetime | None) -> tuple[DataFrame, DataFrame]:
-        """This run's session events a model with `previous` last_success builds, and the sessions it skips."""
-        frozen = frozen_sessions(read_table(self.spark, self.fs, self.lake, QUARANTINE), previous)
+    def _events_for_models(self) -> tuple[DataFrame, DataFrame]:
+        """This run's session events that the derived models build, and the quarantined sessions they skip."""
+        frozen = frozen_sessions(read_table(self.spark, self.fs, self.lake, QUARANTINE), self.limits.lower)
         # Partitioned by session once: page views and sessions then aggregate and join without more shuffles.
         events = self.session_events.join(F.broadcast(frozen), "session_id", "left_anti").repartition("session_id")
         return events, frozen
 
-    def _page_views(self, previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
-        events, _ = self._events_for(previous)
+    def _page_views(self, _previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
+        events, _ = self._events_for_models()
         rows = page_views(events, self.variables.heartbeat, self.variables.min_visit_length)
         return self._from_session_events(PAGE_VIEWS_TABLE, rows, F.sum("page_pings").alias("page_pings")), {}
 
-    def _sessions(self, previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
-        events, _ = self._events_for(previous)
+    def _sessions(self, _previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
+        events, _ = self._events_for_models()
         views = page_views(events, self.variables.heartbeat, self.variables.min_visit_length)
         rows = sessions(events, views, self.variables.heartbeat)
         return self._from_session_events(SESSIONS_TABLE, rows, F.sum("total_events").alias("events")), {}
 
     def _users(self, _previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
-        touched = self.session_events.select("domain_userid").distinct()
-        table = read_table(self.spark, self.fs, self.lake, SESSIONS_TABLE, since=self._matched_since())
+        # A late event that is earlier than a session's first event hands the session to that event's user.
+        # The user it leaves is the one its former first event names, and that event is still among the
+        # session's events: rebuilding the users of every event rebuilds that one too, or removes its row
+        # when it has no session left.
+        events = self.session_events
+        touched = (
+            events.select("domain_userid")
+            .union(events.select(F.col("event_domain_userid").alias("domain_userid")))
+            .where(F.col("domain_userid").isNotNull())
+            .distinct()
+        )
+        # A user's row covers all of the user's sessions, however old (dbt-snowplow-web's users model reads
+        # them from the user's first session on, and upserts users without a lookback): the earliest of
+        # their current rows and of this run's sessions bounds both the sessions read and the days rewritten.
+        current_rows = read_table(self.spark, self.fs, self.lake, USERS_TABLE).join(
+            touched, "domain_userid", "left_semi"
+        )
+        first_row_day = current_rows.agg(F.min(PARTITION)).first()[0]
+        days = [date.fromisoformat(first_row_day)] if first_row_day else []
+        days += [self._session_scan[1]] if self._session_scan[1] else []
+        if not days:  # no session events: no user to rebuild
+            return self._upsert(USERS_TABLE, self.spark.createDataFrame([], USERS_TABLE.schema)), {}
+        since = min(days)
+        table = read_table(self.spark, self.fs, self.lake, SESSIONS_TABLE, since=since)
         rows = users(table.join(touched, "domain_userid", "left_semi"))
-        return self._upsert(USERS_TABLE, rows), {}
+        return self._upsert(USERS_TABLE, rows, earliest=since, replaced_keys=touched), {}
 
     # Checks ---------------------------------------------------------------------------------------------
 
@@ -348,7 +380,7 @@ class WebRun:
             else:
                 outcomes.append(CheckOutcome(checks.PAGE_VIEW_COUNTS_AGREE, True, "no sessions and no page views yet"))
             if result.updated is not None:
-                _, frozen = self._events_for(result.previous_last_success)
+                _, frozen = self._events_for_models()
                 outcomes.append(checks.quarantined_sessions_gain_no_events(result.updated, frozen))
             else:
                 outcomes.append(CheckOutcome(checks.QUARANTINED_SESSIONS_FROZEN, True, "no session was rebuilt"))

@@ -3,11 +3,12 @@
 The table lists every session the lifecycle capped, with its start and its capped end. It decides two things:
 
 - the lifecycle never folds another event into a session listed here (or flagged in its own table);
-- a derived model skips a quarantined session once the model's last_success has passed the session's capped
-  end: by then the model has built the session from every event up to the cap, and anything arriving
-  later is exactly what quarantine shuts out. A model that has not got that far (a new model backfilling,
-  one catching up after a failure) still builds the session from its events up to the cap, so every model
-  ends up with the same view of it.
+- a derived model skips a quarantined session once a run's window starts after the session's capped end:
+  no event up to the cap can then arrive in the window, so the model has built the session from every
+  event it will ever take, and anything later is exactly what quarantine shuts out. While the cap is
+  still within the window (a late event up to the cap may arrive within the lookback, the run that
+  quarantines the session may bring one, a new model backfills, a model catches up after a failure), the
+  session is built again from its events up to the cap, so every model ends up with the same view of it.
 """
 
 from __future__ import annotations
@@ -36,8 +37,6 @@ def newly_quarantined(lifecycle: DataFrame, touched: DataFrame) -> DataFrame:
     )
 
 
-def frozen_sessions(quarantine: DataFrame, last_success: datetime | None) -> DataFrame:
-    """`session_id` of the quarantined sessions a model with this last_success must not build again."""
-    if last_success is None:
-        return quarantine.where("false").select("session_id")
-    return quarantine.where(f"end_tstamp <= {timestamp_sql(last_success)}").select("session_id")
+def frozen_sessions(quarantine: DataFrame, window_start: datetime) -> DataFrame:
+    """`session_id` of the quarantined sessions a run whose window starts at `window_start` must not build."""
+    return quarantine.where(f"end_tstamp < {timestamp_sql(window_start)}").select("session_id")

@@ -96,13 +96,19 @@ def upsert(
     lookback_days: int,
     metrics: tuple[Column, ...] = (),
     earliest: date | None = None,
+    replaced_keys: DataFrame | None = None,
 ) -> UpsertReport:
     """Replace the rows of `spec`'s table whose key is in `rows` and add the others (module doc).
 
     `metrics` are extra aggregate columns over `rows` (any of their columns), computed while they are written.
     `earliest`, when the caller knows a day no new row starts before, saves staging the new rows first to
     find it; `rows` must then be cheap to compute again (they are returned as `updated`).
+    `replaced_keys` (one column, the key), when given, are the keys whose rows are replaced instead of the
+    keys of `rows`: a key among them without a new row loses its row. It needs `earliest`, which must then
+    also be a day no old row of those keys starts before, since only the caller knows where they lie.
     """
+    if replaced_keys is not None and earliest is None:
+        raise ValueError("replaced_keys needs earliest: the day from which the replaced rows are searched")
     new = rows.withColumn(PARTITION, F.date_format(spec.start, "yyyy-MM-dd"))
     observation = Observation(f"upsert_{spec.model}")
     counted = new.observe(
@@ -124,7 +130,8 @@ def upsert(
     else:
         floor = earliest - timedelta(days=lookback_days)
         # The keys come from the unobserved rows: an observation may appear only once in a plan.
-        written_new, new_keys, updated = counted, rows.select(spec.key), rows.select(*spec.columns)
+        written_new, updated = counted, rows.select(*spec.columns)
+        new_keys = rows.select(spec.key) if replaced_keys is None else replaced_keys.select(spec.key)
 
     region_path = f"{staging}/{spec.model}/region"
     old = read_table(spark, fs, lake, spec, since=floor)
@@ -136,7 +143,7 @@ def upsert(
             raise ValueError(
                 f"new {spec.model} rows start on {first_day}, before the promised {earliest}; nothing was published"
             )
-        if not count:
+        if not count and replaced_keys is None:
             return UpsertReport(0, None, [], [], observed, updated)
 
     written = {

@@ -21,7 +21,15 @@ from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets.web.pipeline import TABLES, WebRun
 from snowplow_assets.web.run_limits import RunState
 from snowplow_assets.web.upsert import read_table
-from snowplow_assets.web.variables import MODELS, PAGE_VIEWS, SESSIONS, USERS, WebVariables
+from snowplow_assets.web.variables import (
+    MODELS,
+    PAGE_VIEWS,
+    QUARANTINED_SESSIONS,
+    SESSIONS,
+    SESSIONS_LIFECYCLE,
+    USERS,
+    WebVariables,
+)
 from snowplow_assets_tests.web.shredded import Event, ts, uid, write_shredded_run
 
 VARIABLES = WebVariables(start_date=date(2026, 3, 1))
@@ -289,3 +297,78 @@ def test_sessions_are_matched_within_session_lookback_days(spark, tmp_path):
         (uid("old"), naive(T0 + 4 * D), naive(T0 + 4 * D)),
     ])  # fmt: skip
     assert not unique.passed and unique.metadata["repeated_keys"] == 1
+
+
+def runs_against_one_full_run(spark, tmp_path, variables, runs) -> dict[str, tuple[list, list]]:
+    """Each (folders, now) of `runs` lands its folders and runs every model; then one full run over all the
+    folders on a lake of its own. Per model: (rows after the runs, rows of the full run)."""
+    fs = LocalFileSystem()
+    incremental_lake, full_lake = Lake(str(tmp_path / "incremental")), Lake(str(tmp_path / "full"))
+    manifest: dict = {}
+    for folders, now in runs:
+        for run, events in folders.items():
+            write_shredded_run(incremental_lake, run, events)
+            write_shredded_run(full_lake, run, events)
+        with WebRun(spark, fs, incremental_lake, variables, MODELS, manifest, now) as web:
+            manifest.update({model: web.build(model).last_success for model in MODELS})
+            failed = [c for model in MODELS for c in web.check(model) if not c.passed]
+        assert not failed, failed
+    with WebRun(spark, fs, full_lake, variables, MODELS, {}, runs[-1][1]) as web:
+        for model in MODELS:
+            web.build(model)
+    return {
+        model: (table_rows(spark, incremental_lake, model), table_rows(spark, full_lake, model)) for model in MODELS
+    }
+
+
+def test_a_session_handed_to_another_user_leaves_the_old_user(spark, tmp_path):
+    """A late event earlier than the session's first event gives the session its user: the user the session
+    had before is rebuilt too, and loses its row when it has no session left."""
+    at = ts("2026-03-01 10:00:00")
+    tables = runs_against_one_full_run(spark, tmp_path, VARIABLES, [
+        ({"run=2026-03-01-10-05-00": page_view("s/home", "s", "u1", at)}, at + m(10)),
+        ({"run=2026-03-01-11-05-00": [Event("s/earlier", at - m(1), "s", "u2", event="struct")]}, at + H + m(10)),
+    ])  # fmt: skip
+    after_runs, full_run = tables[USERS]
+    assert after_runs == full_run
+    assert [(row[0], row[3], row[5]) for row in after_runs] == [(uid("u2"), uid("s"), 1)]
+
+
+def test_a_user_returning_after_session_lookback_days_keeps_their_first_session(spark, tmp_path):
+    """A user's row covers every session of theirs, however long ago (dbt-snowplow-web reads a user's sessions
+    from the first on, and upserts users without a lookback), so it neither loses the old ones nor leaves the
+    old row behind."""
+    variables = WebVariables(start_date=date(2026, 3, 1), session_lookback_days=3, upsert_lookback_days=0)
+    at = ts("2026-03-01 10:00:00")
+    tables = runs_against_one_full_run(spark, tmp_path, variables, [
+        ({"run=2026-03-01-10-05-00": page_view("a/home", "a", "u5", at)}, at + m(10)),
+        ({"run=2026-03-05-10-05-00": [Event("other", at + 4 * D, "other", "u9")]}, at + 4 * D + m(10)),
+        ({"run=2026-03-06-10-05-00": page_view("b/home", "b", "u5", at + 5 * D)}, at + 5 * D + m(10)),
+    ])  # fmt: skip
+    after_runs, full_run = tables[USERS]
+    assert after_runs == full_run
+    users = {row[0]: row for row in after_runs}
+    assert users[uid("u5")][3:6] == (uid("a"), uid("b"), 2)
+
+
+def test_the_run_that_quarantines_a_session_builds_it_with_its_late_events_up_to_the_cap(spark, tmp_path):
+    """The models had passed the session's cap before a late event up to the cap arrived, within the lookback,
+    in the same run as the event past the cap that quarantines the session: the session is built from every
+    event up to its cap, as one run over the same events builds it."""
+    at = ts("2026-03-01 10:00:00")
+    tables = runs_against_one_full_run(spark, tmp_path, VARIABLES, [
+        ({"run=2026-03-03-22-00-00": [
+            *page_view("q/home", "q", "uq", at), Event("q/1", at + 2.9 * D, "q", "uq", event="struct"),
+        ]}, at + 2.9 * D + m(10)),
+        ({"run=2026-03-04-11-15-00": [Event("x", at + 3.05 * D, "x", "u9")]}, at + 3.05 * D + m(10)),
+        ({"run=2026-03-04-12-30-00": [
+            Event("q/late", at + 2.98 * D, "q", "uq", event="struct"),  # 1.7 hours behind the window's start
+            Event("q/past-cap", at + 3.1 * D, "q", "uq", event="struct"),
+        ]}, at + 3.1 * D + m(10)),
+    ])  # fmt: skip
+    for model in (SESSIONS_LIFECYCLE, QUARANTINED_SESSIONS, SESSIONS, USERS):
+        after_runs, full_run = tables[model]
+        assert after_runs == full_run, model
+    sessions = {row[0]: row for row in tables[SESSIONS][0]}
+    assert sessions[uid("q")][6] == 3  # q/home, q/1 and q/late; not q/past-cap
+    assert [row[0] for row in tables[QUARANTINED_SESSIONS][0]] == [uid("q")]

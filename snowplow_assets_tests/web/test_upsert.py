@@ -67,6 +67,20 @@ def test_a_promised_earliest_day_saves_staging_and_is_enforced(spark, tmp_path):
     assert contents(spark, lake) == [("a", 1, "2026-03-05")]
 
 
+def test_replaced_keys_without_a_new_row_lose_theirs(spark, tmp_path):
+    lake, fs = Lake(str(tmp_path / "lake")), LocalFileSystem()
+    staging = lake.web_staging("0123456789abcdef")
+    upsert(spark, fs, lake, SPEC, rows(spark, ("a", 1, "2026-03-01 10:00:00"), ("b", 1, "2026-03-02 10:00:00"),
+                                       ("c", 1, "2026-03-02 11:00:00")), staging, 0)  # fmt: skip
+    keys = spark.createDataFrame([("a",), ("b",)], "id STRING")
+    report = upsert(spark, fs, lake, SPEC, rows(spark, ("b", 2, "2026-03-02 09:00:00")), staging, 0,
+                    earliest=date(2026, 3, 1), replaced_keys=keys)  # fmt: skip
+    assert (report.rows, report.partitions_removed) == (1, ["2026-03-01"])
+    assert contents(spark, lake) == [("b", 2, "2026-03-02"), ("c", 1, "2026-03-02")]
+    with pytest.raises(ValueError, match="replaced_keys needs earliest"):
+        upsert(spark, fs, lake, SPEC, rows(spark), staging, 0, replaced_keys=keys)
+
+
 def test_rows_without_a_start_are_an_error_and_nothing_is_written(spark, tmp_path):
     lake, fs = Lake(str(tmp_path / "lake")), LocalFileSystem()
     no_start = spark.createDataFrame([("a", 1, None)], SPEC.schema)
