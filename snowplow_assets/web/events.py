@@ -216,7 +216,11 @@ def in_window(events: DataFrame, lower: datetime, upper: datetime) -> DataFrame:
 def classify(events: DataFrame, days_late_allowed: int) -> DataFrame:
     """Add `drop_reason`: null for a valid event, else one of DROP_REASONS (module doc)."""
     well_formed = f"_fields = {len(ATOMIC_FIELDS)} AND event_id IS NOT NULL AND collector_tstamp IS NOT NULL"
-    first_copy = "row_number() OVER (PARTITION BY event_id ORDER BY collector_tstamp, etl_tstamp, line) = 1"
+    # A malformed line whose id is readable must not outrank a well-formed copy, or the event would be lost.
+    first_copy = (
+        f"row_number() OVER (PARTITION BY event_id ORDER BY NOT ({well_formed}), collector_tstamp, etl_tstamp, line)"
+        " = 1"
+    )
     late = f"dvce_sent_tstamp > dvce_created_tstamp + make_interval(0, 0, 0, {int(days_late_allowed)})"
     reason = case(
         (f"NOT ({well_formed})", f"'{MALFORMED}'"),

@@ -82,7 +82,10 @@ def test_window_events_are_read_with_page_view_ids_deduplicated_and_counted(spar
         Event("two-pages", at, "s", "u", page_view="pb"),
         Event("too-early", LOWER - timedelta(seconds=1), "s", "u"),
     ]
-    folder = write_shredded_run(lake, "run=2026-03-02-06-00-00", first, raw_lines=["three\tfields\tonly"])
+    # A copy of e2 collected earlier but cut off its 128 fields: malformed, and no rival to the good copy.
+    truncated = Event("e2", at - timedelta(minutes=1), "s", "u").atomic_line().rsplit("\t", 1)[0]
+    first.append(Event("e2", at, "s", "u"))
+    folder = write_shredded_run(lake, "run=2026-03-02-06-00-00", first, raw_lines=["three\tfields\tonly", truncated])
     extra = first[4].web_page_line().replace(uid("pb"), uid("pa"))  # type: ignore[union-attr]
     with open(folder / "shredded-types" / WEB_PAGE_TYPE / "version=1-0-0" / "part-00000", "a") as f:
         f.write(extra + "\n")
@@ -97,10 +100,10 @@ def test_window_events_are_read_with_page_view_ids_deduplicated_and_counted(spar
     rows = classified.observe(observation, *drop_counts()).collect()
     counts = observation.get
     assert {k: counts[k] for k in ("events", "malformed", "duplicate", "late", "unidentified", "valid")} == {
-        "events": 7, "malformed": 1, "duplicate": 1, "late": 1, "unidentified": 1, "valid": 3,
+        "events": 9, "malformed": 2, "duplicate": 1, "late": 1, "unidentified": 1, "valid": 4,
     }  # fmt: skip
     valid = {r.event_id: r for r in rows if r.drop_reason is None}
-    assert set(valid) == {uid("e1"), uid("just-in-time"), uid("two-pages")}
+    assert set(valid) == {uid("e1"), uid("e2"), uid("just-in-time"), uid("two-pages")}
     assert valid[uid("e1")].run == "run=2026-03-02-06-00-00" and valid[uid("e1")].page_view_id == uid("p1")
     assert valid[uid("two-pages")].page_view_id == min(uid("pa"), uid("pb"))
     assert valid[uid("just-in-time")].page_view_id is None
