@@ -18,11 +18,20 @@ to the smaller line_hash, then the smaller row_id. Two identical lines have the 
 survives the output is the same. An empty fingerprint never matches anything: such an event is unique.
 
 Synthetic duplicates are the events that still share an id after natural deduplication. Every one of them
-(including the first) is renamed: its new id is a name-based UUID (version 5) of the original id, the
-fingerprint, the etl_tstamp, the line hash and an ordinal among otherwise identical keys. The id is a pure
-function of the data, so Spark recomputing a partition, or a rerun of the batch, gives the same id, and
-atomic events and entities can never disagree about it. The event also gains a `duplicate` context
-naming its original id (see shred.py).
+(including the first) is renamed: its new id is a name-based UUID (version 5) of the batch's run folder, the
+original id, the fingerprint, the etl_tstamp, the line hash and an ordinal among otherwise identical keys
+(`synthetic_event_id`, the one place that derives it). The id is a pure function of the batch and its data,
+so Spark recomputing a partition, or a rerun of the batch, gives the same id, and atomic events and entities
+can never disagree about it. The event also gains a `duplicate` context naming its original id (see shred.py).
+
+The run folder is in the name because the same line can reach several batches: at-least-once delivery with
+the fingerprint enrichment off lands identical lines, which are never natural duplicates, in two run
+folders. Named from the event alone, the copies renamed in each batch (in-batch or cross-batch) would get
+the same new id, and one id would be loaded twice. A run folder is a batch's identity (it also owns the
+batch's event manifest entries), unique among batches and the same on a rerun; within a batch the rest of
+the name already tells every renamed event apart. So renamed ids are unique across batches by construction,
+and a renamed id is not claimed in the event manifest: only an enriched line carrying that very version-5
+id could ever match it, and a claim would cost a manifest write per rename for nothing.
 
 Cross-batch deduplication asks the event manifest (snowplow_assets/manifest/, which says which batch owns
 a key and why reruns are safe) about every event kept by in-batch natural deduplication, and folds its
@@ -33,9 +42,10 @@ answers into the same decisions (`cross_batch_decisions`). For such an event, th
 2. another batch holds its (event_id, fingerprint) pair: a *cross-batch natural duplicate*, dropped;
 3. it is an in-batch synthetic duplicate: renamed as decided in-batch;
 4. another batch holds its event_id (recorded it with another fingerprint, or without one): a
-   *cross-batch synthetic duplicate*, renamed exactly like an in-batch one, by the same uuid5 scheme and
-   with the same `duplicate` context. Its id is unique in the batch (or rule 3 would apply), so its
-   ordinal is always 0. With both renames on, every event_id in the output is unique across batches.
+   *cross-batch synthetic duplicate*, renamed exactly like an in-batch one, by the same uuid5 scheme
+   (this batch's run folder included) and with the same `duplicate` context. Its id is unique in the batch
+   (or rule 3 would apply), so its ordinal is always 0. With both renames on, every event_id in the output
+   is unique across batches.
 
 An event with an empty fingerprint is never a natural duplicate across batches either; it can still be
 a cross-batch synthetic duplicate.
@@ -49,6 +59,7 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from snowplow_assets.lake import validate_run_folder
 from snowplow_assets.manifest.base import ERROR, HELD, ID_CLAIM, PAIR
 
 # Fixed forever: changing it would change every renamed event id.
@@ -118,8 +129,11 @@ def event_id_hash() -> Column:
     return F.xxhash64("event_id")
 
 
-def in_batch_decisions(keys: DataFrame, dedup: InBatchDedup) -> DataFrame:
-    """One row per affected line: `natural_duplicate` (drop it) or `synthetic_rename` (give it new_event_id)."""
+def in_batch_decisions(keys: DataFrame, dedup: InBatchDedup, run: str) -> DataFrame:
+    """One row per affected line: `natural_duplicate` (drop it) or `synthetic_rename` (give it new_event_id).
+
+    `run` is the batch's run folder, part of every new id (synthetic_event_id).
+    """
     if not dedup.natural:
         return _no_decisions(keys)
     candidates = shared_id_candidates(keys)
@@ -150,15 +164,19 @@ def in_batch_decisions(keys: DataFrame, dedup: InBatchDedup) -> DataFrame:
             "row_id",
             F.lit(SYNTHETIC_RENAME).alias("action"),
             "event_id",
-            synthetic_event_id().alias("new_event_id"),
+            synthetic_event_id(run).alias("new_event_id"),
             _no_value().alias("failure"),
         )
     )
     return natural.unionByName(renamed)
 
 
-def cross_batch_decisions(keys: DataFrame, in_batch: DataFrame, findings: DataFrame, synthetic: bool) -> DataFrame:
+def cross_batch_decisions(
+    keys: DataFrame, in_batch: DataFrame, findings: DataFrame, synthetic: bool, run: str
+) -> DataFrame:
     """The in-batch decisions with the event manifest's findings folded in (see the module docstring).
+
+    `run` is the batch's run folder, as given to in_batch_decisions.
 
     `findings` are the manifest statuses that are not simply this batch's (manifest/base.py STATUS_SCHEMA):
     few rows, joined by broadcast to the keys. The lines they touch and the in-batch decisions are both
@@ -186,7 +204,7 @@ def cross_batch_decisions(keys: DataFrame, in_batch: DataFrame, findings: DataFr
         .when((F.col("_id") == HELD) & F.lit(synthetic), F.lit(CROSS_BATCH_RENAME))
     )
     # A cross-batch rename's id is unique in the batch (else it would be renamed in-batch): ordinal 0.
-    cross_batch_id = synthetic_event_id(event_id="_key_event_id", ordinal=F.lit(0))
+    cross_batch_id = synthetic_event_id(run, event_id="_key_event_id", ordinal=F.lit(0))
     return (
         both.withColumn("_action", action)
         .where(F.col("_action").isNotNull())
@@ -203,6 +221,7 @@ def cross_batch_decisions(keys: DataFrame, in_batch: DataFrame, findings: DataFr
 
 
 def synthetic_event_id(
+    run: str,
     event_id: str = "event_id",
     fingerprint: str = "fingerprint",
     etl_tstamp: str = "etl_tstamp",
@@ -210,15 +229,20 @@ def synthetic_event_id(
     row_id: str = "row_id",
     ordinal: Column | None = None,
 ) -> Column:
-    """The deterministic new id of a synthetic duplicate, as a column over dedup keys.
+    """The deterministic new id of a synthetic duplicate of batch `run` (its run folder), as a column over
+    dedup keys: uuid5 of `run|event_id|fingerprint|etl_tstamp|line_hash|ordinal`.
 
-    `ordinal` numbers otherwise identical keys; a window computes it unless the caller knows it.
+    `ordinal` numbers otherwise identical keys; a window computes it unless the caller knows it. The run
+    keeps apart the ids of one line renamed in several batches (see the module docstring); it is validated
+    here because a run folder name holds no `|`, so it cannot run into the original id.
     """
+    validate_run_folder(run)
     if ordinal is None:
         identical = Window.partitionBy(event_id, fingerprint, etl_tstamp, line_hash).orderBy(row_id)
         ordinal = F.row_number().over(identical) - 1
     name = F.concat_ws(
         "|",
+        F.lit(run),
         F.col(event_id),
         F.coalesce(F.col(fingerprint), F.lit("")),
         F.coalesce(F.date_format(etl_tstamp, "yyyy-MM-dd HH:mm:ss.SSSSSS"), F.lit("")),

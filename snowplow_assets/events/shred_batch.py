@@ -213,7 +213,7 @@ def _write_decisions(
     With an event manifest, the in-batch decisions are materialised first: the events they keep are what
     the manifest checks (and, with DynamoDB, writes) exactly once.
     """
-    decisions = dedup.in_batch_decisions(keys, options.dedup)
+    decisions = dedup.in_batch_decisions(keys, options.dedup, batch.run)
     manifest_report = None
     if options.event_manifest is not None:
         decisions = _materialise(spark, fs, decisions, f"{staging}/in-batch-decisions")
@@ -222,7 +222,9 @@ def _write_decisions(
         manifest = options.event_manifest
         with phases.phase(EVENT_MANIFEST):
             check = manifest.check_and_set(kept, batch, options.cross_batch_synthetic, work=f"{staging}/event-manifest")
-        decisions = dedup.cross_batch_decisions(keys, decisions, check.findings, options.cross_batch_synthetic)
+        decisions = dedup.cross_batch_decisions(
+            keys, decisions, check.findings, options.cross_batch_synthetic, batch.run
+        )
         manifest_report = EventManifestReport(
             manifest.backend, manifest.describe(), batch, batch.ttl(manifest.ttl_days), check.counts
         )

@@ -19,6 +19,7 @@ from snowplow_assets.events.dedup import (
 )
 
 KEYS = "row_id BIGINT, event_id STRING, fingerprint STRING, etl_tstamp TIMESTAMP, line_hash BIGINT"
+RUN, LATER_RUN = "run=2026-03-01-10-00-00", "run=2026-03-02-10-00-00"
 T1, T2 = datetime(2026, 3, 1, 10, 0), datetime(2026, 3, 1, 11, 0)
 A, B, C = (
     "aaaaaaaa-0000-4000-8000-000000000000",
@@ -38,8 +39,8 @@ BATCH = [
 ]
 
 
-def decide(spark, rows, dedup=InBatchDedup()):
-    decisions = in_batch_decisions(spark.createDataFrame(rows, KEYS), dedup).collect()
+def decide(spark, rows, dedup=InBatchDedup(), run=RUN):
+    decisions = in_batch_decisions(spark.createDataFrame(rows, KEYS), dedup, run).collect()
     return {r.row_id: (r.action, r.new_event_id) for r in decisions}
 
 
@@ -75,8 +76,24 @@ def test_synthetic_duplicates_all_get_new_deterministic_ids(spark):
     new_ids = [new for _, new in first.values()]
     assert len(set(new_ids)) == 3 and A not in new_ids
     assert all(uuid.UUID(i).version == 5 for i in new_ids)
-    # The documented name: original id | fingerprint | etl_tstamp | line hash | ordinal among identical keys.
-    assert first[1][1] == str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{A}|fp2|2026-03-01 10:00:00.000000|2|0"))
+    # The documented name: run folder | original id | fingerprint | etl_tstamp | line hash | ordinal among
+    # identical keys.
+    assert first[1][1] == str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{RUN}|{A}|fp2|2026-03-01 10:00:00.000000|2|0"))
+
+
+def test_the_same_duplicates_in_another_batch_get_other_ids_and_a_rerun_the_same(spark):
+    # At-least-once delivery puts the same lines in two run folders: each batch names its renames itself.
+    first, rerun, later = decide(spark, BATCH), decide(spark, BATCH), decide(spark, BATCH, run=LATER_RUN)
+    assert rerun == first
+    assert {r: a for r, (a, _) in later.items()} == {r: a for r, (a, _) in first.items()}
+    renamed_first = {new for a, new in first.values() if a == SYNTHETIC_RENAME}
+    renamed_later = {new for a, new in later.values() if a == SYNTHETIC_RENAME}
+    assert len(renamed_first) == len(renamed_later) == 2 and not renamed_first & renamed_later
+
+
+def test_a_new_id_needs_a_run_folder_name(spark):
+    with pytest.raises(ValueError, match="not a run folder name"):
+        decide(spark, BATCH, run="run=2026-03-01|x")
 
 
 def test_natural_then_synthetic(spark):
@@ -115,10 +132,10 @@ FINDINGS = "event_id STRING, fingerprint STRING, kind STRING, status STRING, err
 E, F_, G, H = (f"{c * 8}-0000-4000-8000-000000000000" for c in "ef98")
 
 
-def cross_decide(spark, rows, findings, synthetic=True):
+def cross_decide(spark, rows, findings, synthetic=True, run=RUN):
     keys = spark.createDataFrame(rows, KEYS)
-    in_batch = in_batch_decisions(keys, InBatchDedup())
-    decisions = cross_batch_decisions(keys, in_batch, spark.createDataFrame(findings, FINDINGS), synthetic)
+    in_batch = in_batch_decisions(keys, InBatchDedup(), run)
+    decisions = cross_batch_decisions(keys, in_batch, spark.createDataFrame(findings, FINDINGS), synthetic, run)
     return {r.row_id: (r.action, r.new_event_id, r.failure) for r in decisions.collect()}
 
 
@@ -160,11 +177,23 @@ def test_cross_batch_findings_become_drops_renames_and_errors_in_order(spark):
     }
     assert decisions[5][1] == in_batch[5][1]
     # A cross-batch rename is named like an in-batch one: its id is unique in the batch, so ordinal 0.
-    assert decisions[1][1] == str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{B}|fp2|2026-03-01 10:00:00.000000|2|0"))
-    assert decisions[2][1] == str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{C}||2026-03-01 10:00:00.000000|3|0"))
+    assert decisions[1][1] == str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{RUN}|{B}|fp2|2026-03-01 10:00:00.000000|2|0"))
+    assert decisions[2][1] == str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{RUN}|{C}||2026-03-01 10:00:00.000000|3|0"))
     assert decisions[3][2] == "event manifest write failed: ThrottlingException"
     assert decisions[8][2] == "event manifest write failed: AccessDeniedException"
     assert all(failure is None for action, _, failure in decisions.values() if action != MANIFEST_ERROR)
+
+
+def test_a_cross_batch_rename_never_takes_the_id_an_in_batch_rename_of_the_same_line_got_in_another_batch(spark):
+    # The same line twice in one batch (in-batch renames, ordinals 0 and 1) and once in a later batch, where
+    # the id is held by the first: a cross-batch rename, ordinal 0.
+    twice = [(0, C, None, T1, 3), (1, C, None, T1, 3)]
+    in_batch = {new for _, new in decide(spark, twice).values()}
+    claimed = [(C, None, "id", "held", None, 0)]
+    [(action, cross_batch, _)] = cross_decide(spark, [(0, C, None, T1, 3)], claimed, run=LATER_RUN).values()
+    assert action == CROSS_BATCH_RENAME and len(in_batch) == 2 and cross_batch not in in_batch
+    # Renamed again by a rerun of the later batch, it gets the same id.
+    assert cross_decide(spark, [(0, C, None, T1, 3)], claimed, run=LATER_RUN)[0][1] == cross_batch
 
 
 def test_cross_batch_synthetic_switched_off_keeps_ids_but_still_drops(spark):

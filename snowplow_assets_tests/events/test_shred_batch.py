@@ -47,9 +47,9 @@ GOLDEN_INPUT = [A, A_LATER_COPY, B, C1, C2, NOT_TSV, BAD_TIMESTAMP]
 
 
 def renamed_id(spark, line: str, fingerprint: str) -> str:
-    """The new id the formats promise: uuid5 of id|fingerprint|etl_tstamp|xxhash64(line)|ordinal."""
+    """The new id the README promises: uuid5 of run folder|id|fingerprint|etl_tstamp|xxhash64(line)|ordinal."""
     [row] = spark.range(1).select(F.xxhash64(F.lit(line)).alias("h")).collect()
-    return str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{ID_C}|{fingerprint}|2026-03-01 10:05:00.000000|{row.h}|0"))
+    return str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{RUN}|{ID_C}|{fingerprint}|2026-03-01 10:05:00.000000|{row.h}|0"))
 
 
 def atomic(line: str, **changes: str) -> list[str]:

@@ -61,10 +61,10 @@ def event_ids(output):
     return [line.split("\t")[6] for line in output["atomic-events"]]
 
 
-def renamed_id(spark, line: str, event_id: str, fingerprint: str | None, etl: str) -> str:
-    """The documented new id: uuid5 of id|fingerprint|etl_tstamp|xxhash64(line)|ordinal (events/dedup.py)."""
+def renamed_id(spark, run: str, line: str, event_id: str, fingerprint: str | None) -> str:
+    """The documented new id: uuid5 of run folder|id|fingerprint|etl_tstamp|xxhash64(line)|ordinal (events/dedup.py)."""
     [row] = spark.range(1).select(F.xxhash64(F.lit(line)).alias("h")).collect()
-    return str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{event_id}|{fingerprint or ''}|{etl}000|{row.h}|0"))
+    return str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{run}|{event_id}|{fingerprint or ''}|{ETL[run]}000|{row.h}|0"))
 
 
 def decided(step):
@@ -107,9 +107,9 @@ def test_cross_batch_natural_duplicates_are_dropped_and_counted(scenario):
 def test_cross_batch_synthetic_duplicates_are_renamed_like_in_batch_ones(spark, scenario):
     output = scenario.steps["B2"].output
     c2, n2, s2, _ = (line for line in BATCHES[B2] if line.split("\t")[6] in (C, N, S, D) and "fpS1" not in line)
-    new_c = renamed_id(spark, c2, C, "fpC2", ETL[B2])
-    new_n = renamed_id(spark, n2, N, None, ETL[B2])
-    new_s = renamed_id(spark, s2, S, "fpS2", ETL[B2])  # an in-batch synthetic duplicate whose twin was dropped
+    new_c = renamed_id(spark, B2, c2, C, "fpC2")
+    new_n = renamed_id(spark, B2, n2, N, None)
+    new_s = renamed_id(spark, B2, s2, S, "fpS2")  # an in-batch synthetic duplicate whose twin was dropped
     assert sorted(event_ids(output)) == sorted([new_c, new_n, new_s, D])
     originals = {
         json.loads(x)["hierarchy"]["rootId"]: json.loads(x)["data"]["originalEventId"] for x in output[DUPLICATE_FOLDER]
@@ -140,7 +140,7 @@ def test_out_of_order_processing_the_first_batch_processed_owns(spark, scenario)
     # renames its Y, whose id B3 recorded.
     step = scenario.steps["B1"]
     assert decided(step) == {CROSS_BATCH_DUPLICATE: 1, CROSS_BATCH_RENAME: 1}
-    new_y = renamed_id(spark, BATCHES[B1][-1], Y, "fpY1", ETL[B1])
+    new_y = renamed_id(spark, B1, BATCHES[B1][-1], Y, "fpY1")
     assert sorted(event_ids(step.output)) == sorted([A, C, N, S, U, new_y])
     assert manifest_counts(step) == (5, 5, 1, 2)  # X's pair and the ids of X and Y are held by B3
     owners = scenario.entries_before_expiry
