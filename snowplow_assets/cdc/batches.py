@@ -24,9 +24,15 @@ next batch at B >= Bp therefore needs P plus
 Merging is last-record-wins per key, so re-reading records P already contains (a re-ingested landing)
 changes nothing. The merge broadcasts the changes against P instead of shuffling P (order.merge_into).
 
-**Full recompute** (`full=True`, or automatically when there is no previous batch, the model's topics,
-contracts or id fields changed, or a landing P holds is no longer ingested) reduces every record up to B.
-It must give the same batch as the incremental cut; the tests hold the two to that.
+That holds only while P's landings are read as P read them: a merge cannot take a record back. A landing
+P holds that was ingested again under another reading of the model's topics (after a models change,
+stale_landings.py) gives other records (other keys, or none of the model's), so P is *superseded* (below).
+Each batch records, per landing, the reading it took in (`readings`).
+
+**Full recompute** (`full=True`, or automatically when there is no previous batch, P is superseded: the
+model's topics, contracts or id fields changed, or a landing P holds was ingested again since under another
+reading; or a landing P holds is no longer ingested) reduces every record up to B. It must give the same
+batch as the incremental cut; the tests hold the two to that. The reason is the batch's `reason`.
 
 A batch is cut when the boundary moved or a landing is new or re-ingested; otherwise the model is
 "unchanged". A batch at the same boundary as the previous one (late landings only) replaces it.
@@ -73,7 +79,9 @@ from snowplow_assets.cdc.order import (
     merge_into,
     reduce_to_state,
 )
+from snowplow_assets.cdc.stale_landings import model_readings, reading_changes
 from snowplow_assets.lake import Lake
+from snowplow_assets.shown import shown
 from snowplow_assets.storage import LakeFileSystem, is_data_file
 
 MANIFEST = "_batch.json"
@@ -102,6 +110,10 @@ class BatchManifest:
     records_read: int
     files_read: int
     landings_read: int
+    # landing -> how its topics that fed the model were read when it was ingested (stale_landings.
+    # model_readings; None when its summary does not say), for every landing in `landings`. None for a
+    # batch cut before 2026-11-27, which did not record it.
+    readings: dict[str, dict[str, str] | None] | None = None
 
     @property
     def cut_at(self) -> str:
@@ -129,6 +141,7 @@ class BatchPlan:
     landings: dict[str, str]
     reads: dict[str, Window]  # landing -> records to read from it
     columns: ModelColumns
+    readings: dict[str, dict[str, str] | None]  # BatchManifest.readings
 
 
 @dataclass(frozen=True)
@@ -200,8 +213,8 @@ def plan_batch(
         mode, reason = FULL, "full recompute requested"
     elif previous is None:
         mode, reason = FULL, "first batch"
-    elif previous.spec != model.digest:
-        mode, reason = FULL, "the model's topics, contracts or id fields, or the order of changes, changed"
+    elif (outdated := superseded(previous, model, ingested)) is not None:
+        mode, reason = FULL, outdated
     elif set(previous.landings) - set(tokens):
         mode, reason = FULL, f"landings no longer ingested: {sorted(set(previous.landings) - set(tokens))}"
 
@@ -219,7 +232,38 @@ def plan_batch(
         if late:
             reason += f"; {len(late)} landing(s) new or re-ingested since it"
     reads = {name: window for name, window in reads.items() if window.overlaps(landings[name].models[model.name])}
-    return BatchPlan(model, boundary, previous, mode, reason, tokens, reads, model_columns(landings, model))
+    readings = {name: model_readings(landing, model.name) for name, landing in landings.items()}
+    return BatchPlan(model, boundary, previous, mode, reason, tokens, reads, model_columns(landings, model), readings)
+
+
+def superseded(batch: BatchManifest, model: ModelSpec, ingested: dict[str, IngestedLanding]) -> str | None:
+    """Why `batch` holds records of `model` that a replay of the ingested landings would not hold, or None.
+
+    A merge adds records and never takes one back, so such a batch can be neither the base of an incremental
+    cut (the cut is then full) nor part of the latest view (it replays). That is the case when the batch was
+    cut for another spec of the model (ModelSpec.digest), and when a landing it holds was ingested again since
+    under another reading of the topics that fed or feed the model (a models change, then the re-ingest that
+    stale_landings.py asks for): its records of the old reading, under their old keys or in the model at all,
+    are in the batch, and the new reading's records would only be merged in beside them. A landing ingested
+    again under the same reading gives the same records, which a merge takes in exactly. When either reading
+    is not recorded (a batch cut before 2026-11-27, a summary written before 2026-11-26 or naming too many
+    topics), the batch cannot be shown to hold the same reading, and is not used.
+    """
+    if batch.spec != model.digest:
+        return "the model's topics, contracts or id fields, or the order of changes, changed"
+    changed = []
+    for name, token in sorted(batch.landings.items()):
+        landing = ingested.get(name)
+        if landing is None or landing.token == token:
+            continue  # a lost landing is the caller's to handle; an unchanged one holds the same records
+        then = None if batch.readings is None else batch.readings.get(name)
+        if then is None or landing.topics is None:
+            changed.append(f"{name} (reading not recorded)")
+        elif changes := reading_changes(then, landing, model.name):
+            changed.append(f"{name} ({'; '.join(changes)})")
+    if changed:
+        return f"landings ingested again under another reading since the batch: {shown(changed)}"
+    return None
 
 
 def cut_batches(
@@ -313,6 +357,7 @@ def _cut(
                 records_read=int(read.get(plan.model.name, 0)),
                 files_read=sum(n for (model, _), n in files_read.items() if model == plan.model.name),
                 landings_read=len(plan.reads),
+                readings=plan.readings,
             )
             _publish(fs, lake, staging, manifest)
             manifests.append(manifest)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -148,7 +148,17 @@ def run_column_tests(table: DataFrame, model: ModelSpec, columns: ModelColumns) 
                     else f"{failures} failing value(s) in {rows} row(s)"
                 )
             outcomes[i] = TestOutcome(test, not failures, failures, rows, tuple(row["samples"]) if row else (), message)
-    return [outcomes[i] for i in range(len(tests))]
+    return [_noting_skipped(outcomes[i], columns.skipped) for i in range(len(tests))]
+
+
+def _noting_skipped(outcome: TestOutcome, skipped: dict[str, str]) -> TestOutcome:
+    """The outcome, its message naming why the rows' field of the tested name is not a column, if it is not:
+    a test of the key column then runs on the record key, not on that field (a `unique` on it cannot fail),
+    and a test of a dropped field fails; either way the check says what it did not test."""
+    reason = skipped.get(outcome.test.column)
+    if reason is None:
+        return outcome
+    return replace(outcome, message=f"{outcome.message} (the rows' field {outcome.test.column} is skipped: {reason})")
 
 
 def test_batch(

@@ -16,7 +16,15 @@ ingestion job); a model's types merge those:
 Columns leave out the key (the model's `id` is the key column) and names the typed table cannot hold:
 empty names, names starting with `__` (bookkeeping columns use that prefix) and names equal but for case
 to a name kept before them in sorted order (Spark resolves columns case-insensitively). Those keys stay in
-each row's JSON (`__data`); the batch manifest lists them as skipped.
+each row's JSON (`__data`); the batch manifest lists them as skipped, with the reason.
+
+A row key named like the model's id is the key column's value only in the topics that read the key from
+that field (Debezium and event topics without another `id_field`). When the model has a topic that takes
+its key elsewhere (a partial topic: the Kafka key; another `id_field`), that topic's rows may carry an
+`id` of their own, which the key column does not show: the field is then listed as skipped, naming those
+topics, rather than dropped without trace. Decision: the key column keeps the id name (the documented
+rule, and what `latest` sorts and the column tests name); the row's field is not renamed into a column of
+an invented name.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from snowplow_assets.cdc.models import RESERVED_PREFIX
+from snowplow_assets.cdc.models import RESERVED_PREFIX, ModelSpec
 from snowplow_assets.cdc.order import DATA, KEY
 from snowplow_assets.events.sql import identifier
 
@@ -140,14 +148,24 @@ class ModelColumns:
         return "struct<" + ", ".join(f"{identifier(n)}: {t}" for n, t in chosen.items()) + ">"
 
 
-def resolve_columns(kinds: dict[str, str], id_name: str) -> ModelColumns:
+def resolve_columns(kinds: dict[str, str], model: ModelSpec) -> ModelColumns:
+    id_name = model.id
     types: dict[str, str] = {}
     skipped: dict[str, str] = {}
     taken = {id_name.lower(): id_name}
+    elsewhere = model.keyed_elsewhere()
     for name in sorted(kinds):
         if name == id_name:
-            continue  # the key column itself
-        if not name:
+            # The key column holds the record key. Where every topic reads its key from this field, that is
+            # this field's value and nothing is lost; where some topic takes it elsewhere, the field's own
+            # values in that topic's rows are in no column, which the operator must be able to see.
+            if elsewhere:
+                keyed = ", ".join(f"{topic} from {source}" for topic, source in elsewhere.items())
+                skipped[name] = (
+                    f"the {id_name} column is the record key, which topics take from elsewhere ({keyed}); "
+                    f"their rows' own {id_name} is only in __data"
+                )
+        elif not name:
             skipped[name] = "empty name"
         elif name.startswith(RESERVED_PREFIX):
             skipped[name] = f"names starting with {RESERVED_PREFIX} are reserved"

@@ -367,7 +367,7 @@ def model_columns(ingested: dict[str, IngestedLanding], model: ModelSpec) -> Mod
     kinds = merge_column_kinds(
         *(landing.models[model.name].columns for landing in model_landings(ingested, model.name).values())
     )
-    return resolve_columns(kinds, model.id)
+    return resolve_columns(kinds, model)
 
 
 def records_bound(ingested: dict[str, IngestedLanding], reads: dict[tuple[str, str], Window]) -> int:

@@ -3,8 +3,9 @@
 The records a batch does not hold are those after its boundary from the landings it lists, and every
 record of the landings ingested (or re-ingested) since it was cut, whatever their timestamps: late records
 count as soon as they are ingested. Merged by the order of order.py, the view equals a replay of every
-ingested record, whether or not a batch ran since. With no batch yet, or only batches cut for another spec
-of the model (models.ModelSpec.digest), it is the replay itself.
+ingested record, whether or not a batch ran since. With no batch yet, or when the newest batch is superseded
+(batches.superseded: cut for another spec of the model, or holding a landing ingested again since under
+another reading), it is the replay itself.
 
 `latest_table` reads the lake directly (the `latest` command); `write_latest` materialises the same view
 per model as `cdc/latest/<model>/` (the cdc_latest asset), written to staging and swapped in.
@@ -20,7 +21,7 @@ from datetime import UTC, datetime
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from snowplow_assets.cdc.batches import BatchManifest, latest_batch, read_batches
+from snowplow_assets.cdc.batches import BatchManifest, latest_batch, read_batches, superseded
 from snowplow_assets.cdc.columns import ModelColumns, typed_view
 from snowplow_assets.cdc.history import (
     IngestedLanding,
@@ -66,8 +67,10 @@ def latest_state(
     batches: dict[str, BatchManifest | None] = {}
     for model in models:
         batch = latest_batch(fs, lake, model.name)
-        # A batch cut for another spec (topics, contracts, id fields, order) holds other states: replay.
-        batch = batches[model.name] = batch if batch is not None and batch.spec == model.digest else None
+        # A superseded batch holds records a replay would not (batches.superseded), which no merge takes
+        # back: replay instead, until the next cut (then in full) replaces it.
+        usable = batch is not None and superseded(batch, model, ingested) is None
+        batch = batches[model.name] = batch if usable else None
         for name, landing in model_landings(ingested, model.name).items():
             held = batch is not None and batch.landings.get(name) == landing.token
             window = Window(batch.boundary_ms, None) if held and batch is not None else Window()

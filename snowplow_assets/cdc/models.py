@@ -136,6 +136,16 @@ class ModelSpec(BaseModel):
     def id_field(self, topic: TopicSpec) -> str:
         return topic.id_field or self.id
 
+    def keyed_elsewhere(self) -> dict[str, str]:
+        """Topic -> where its records' key comes from, for every topic whose key is not the field of its
+        rows named like the model's `id` (contracts.py): a partial topic's is the Kafka key, another id field's
+        is that field. In their rows, a field named like the key column is not the key."""
+        return {
+            topic.topic: "the Kafka key" if topic.contract == "partial" else self.id_field(topic)
+            for topic in sorted(self.topics, key=lambda t: t.topic)
+            if topic.contract == "partial" or self.id_field(topic) != self.id
+        }
+
     @property
     def digest(self) -> str:
         """Changes whenever what this model's state is changes (its topics, contracts and id fields, and the

@@ -8,7 +8,9 @@ reading. Changing the models file afterwards changes nothing already ingested: a
 summary records the reading of every topic its records name (`IngestedLanding.topics`), and a landing whose
 topics are now read differently is *stale* until it is ingested again: materialise its `cdc_history`
 partition, or `snowplow-assets process --ingest <landing>`. The `cdc_landings_read_by_the_current_models`
-check of cdc_batches and `process` name them, and `latest` warns of those that concern its model.
+check of cdc_batches and `process` name them, and `latest` warns of those that concern its model. A batch
+that took a landing in under its old reading cannot be merged into (batches.superseded): the next batch after
+the re-ingest is recomputed in full, and the latest view replays until then.
 
 Decision: stale landings are reported, not ingested again automatically. The sensors would have to read
 every landing's summary on every tick to notice, and a change of the models file may concern thousands of
@@ -38,9 +40,38 @@ def changed_readings(
     changed = []
     for topic, then in sorted(landing.topics.items()):
         now = reading(topic)
-        concerned = model is None or any(r is not None and r.startswith(f"{model}/") for r in (then, now))
+        concerned = model is None or feeds(then, model) or feeds(now, model)
         if now != then and concerned:
             changed.append(f"{topic}: {then or UNDECLARED} -> {now or UNDECLARED}")
+    return changed
+
+
+def feeds(reading: str | None, model: str) -> bool:
+    """Whether a topic read this way (models.CdcModels.reading) feeds `model`."""
+    return reading is not None and reading.startswith(f"{model}/")
+
+
+def model_readings(landing: IngestedLanding, model: str) -> dict[str, str] | None:
+    """How the landing's topics that fed `model` were read when it was ingested (topic -> reading); None when
+    its summary does not record it. Batches keep this per landing they hold (batches.py): a landing ingested
+    again under another one must be taken out of them, which a merge cannot do."""
+    if landing.topics is None:
+        return None
+    return {topic: reading for topic, reading in sorted(landing.topics.items()) if feeds(reading, model)}
+
+
+def reading_changes(then: dict[str, str], landing: IngestedLanding, model: str) -> list[str]:
+    """What changed between `then` (model_readings of an earlier ingestion) and the landing's reading now,
+    for the topics that fed or feed `model`, as `topic: then -> now`, by topic."""
+    topics = landing.topics or {}
+    now = model_readings(landing, model) or {}
+    changed = []
+    for topic in sorted(then.keys() | now.keys()):
+        if then.get(topic) != now.get(topic):
+            # A topic that did not feed the model then was read some other way, which the batch did not keep.
+            before = then.get(topic, f"not {model}")
+            after = (topics[topic] or UNDECLARED) if topic in topics else "no longer in the landing"
+            changed.append(f"{topic}: {before} -> {after}")
     return changed
 
 

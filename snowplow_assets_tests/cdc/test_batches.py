@@ -1,5 +1,6 @@
 """Batches (batches.py): the boundary rule, incremental cuts with late records, full recompute, expiry."""
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -16,10 +17,13 @@ from snowplow_assets.cdc.batches import (
     read_batches,
 )
 from snowplow_assets.cdc.history import ingest_landing, read_ingested
+from snowplow_assets.cdc.latest import latest_table
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.cdc.builders import (
+    DEBEZIUM,
     ISSUE_MODELS_YAML,
+    PARTIAL,
     debezium,
     event,
     models,
@@ -201,6 +205,94 @@ def test_changed_model_spec_or_lost_landing_forces_a_full_cut(story):
     plan = plan_batch(MODELS.model("customers"), without_a, previous, at(1000))
     assert plan.mode == "full" and "landing=a" in plan.reason
     assert plan.boundary_ms == previous.boundary_ms, "boundaries never move back"
+
+
+def test_a_landing_reingested_under_another_reading_supersedes_the_batch_and_one_as_read_does_not(story):
+    lake, _ = story
+    fs, ingested = LocalFileSystem(), read_ingested(LocalFileSystem(), lake)
+    previous = latest_batch(fs, lake, "customers")
+    assert previous.readings["landing=a"] == {
+        "customer_events": "customers/event/customerId",
+        "customers_raw": "customers/partial/id",
+        "shop.customers": "customers/debezium/id",
+    }, "each batch records how it read every landing it holds"
+    again = {**ingested, "landing=a": dataclasses.replace(ingested["landing=a"], token="again")}
+    plan = plan_batch(MODELS.model("customers"), again, previous, at(1000))
+    assert plan.mode == "incremental", "ingested again as it was read: a merge takes it in exactly"
+    topics = {**ingested["landing=a"].topics, "customers_raw": "customers/partial/customer_id"}
+    reread = {**ingested, "landing=a": dataclasses.replace(ingested["landing=a"], token="again", topics=topics)}
+    plan = plan_batch(MODELS.model("customers"), reread, previous, at(1000))
+    assert (plan.mode, plan.reason) == (
+        "full",
+        "landings ingested again under another reading since the batch: "
+        "landing=a (customers_raw: customers/partial/id -> customers/partial/customer_id)",
+    )
+    before_readings = dataclasses.replace(previous, readings=None)
+    plan = plan_batch(MODELS.model("customers"), again, before_readings, at(1000))
+    assert plan.mode == "full" and "landing=a (reading not recorded)" in plan.reason
+    plan = plan_batch(MODELS.model("customers"), ingested, before_readings, at(1000))
+    assert plan.startswith("unchanged"), "a batch cut before readings were recorded serves until a landing changes"
+    assert BatchManifest.from_json(json.dumps({**json.loads(previous.to_json()), "readings": None})) == before_readings
+
+
+ONLY_DEBEZIUM = "models:\n  customers:\n    topics:\n      - {topic: shop.customers, contract: debezium}\n"
+BOTH = ONLY_DEBEZIUM + "      - {topic: customers_raw, contract: partial}\n"
+REREAD_LANDING = [
+    record(DEBEZIUM, {"payload": {"op": "c", "after": {"id": 1, "customerId": "c-1", "email": "a@x"}}}, '{"id": 1}'),
+    record(DEBEZIUM, {"payload": {"op": "d", "before": {"id": 2, "customerId": "c-2"}}}, '{"id": 2}', 1_001, 1),
+    record(PARTIAL, {"id": 9, "email": "z@x"}, "9"),  # a bad row (unknown topic) where no model declares it
+]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        pytest.param(
+            ONLY_DEBEZIUM, ONLY_DEBEZIUM.replace("debezium}", "debezium, id_field: customerId}"), {"c-1": "a@x"},
+            id="id field",
+        ),
+        # As partial rows, the whole values: no email; the delete of 2 is an update of 2 that a merge would
+        # order before the tombstone at the same coordinate.
+        pytest.param(ONLY_DEBEZIUM, ONLY_DEBEZIUM.replace("debezium}", "partial}"), {"1": None, "2": None}, id="contract"),
+        pytest.param(
+            BOTH,
+            "models:\n  customers:\n    topics: [{topic: customers_raw, contract: partial}]\n"
+            "  accounts:\n    topics: [{topic: shop.customers, contract: debezium}]\n",
+            {"9": "z@x"},
+            id="topic moved out",
+        ),
+    ],
+)  # fmt: skip
+def test_reingesting_after_a_models_change_gives_the_batch_and_view_of_a_fresh_replay(
+    spark, tmp_path, before, after, expected
+):
+    """The README's steps after a models change: the cut under the new models (full, still reading the landing
+    as first ingested), the re-ingest the stale-landings check asks for, the next cut. A merge cannot take the
+    old reading's records back, so that cut is full, and the view does not read the superseded batch."""
+    fs, old, new = LocalFileSystem(), models(before), models(after)
+    lake, fresh = Lake(str(tmp_path / "lake")), Lake(str(tmp_path / "fresh"))
+
+    def latest(at_lake: Lake) -> tuple[dict, object]:
+        table, sources = latest_table(spark, fs, at_lake, new.model("customers"))
+        return {r["id"]: r.asDict().get("email") for r in table.collect()}, sources.batch
+
+    for each in (lake, fresh):
+        write_landing(each, "L1", REREAD_LANDING)
+    ingest_landing(spark, fs, lake, "L1", old)
+    [first] = [r for r in cut_batches(spark, fs, lake, old, now_ms=10_000) if r.model == "customers"]
+    [changed] = [r for r in cut_batches(spark, fs, lake, new, now_ms=20_000) if r.model == "customers"]
+    assert (first.batch.mode, changed.batch.mode) == ("full", "full")
+    ingest_landing(spark, fs, lake, "L1", new)
+    assert latest(lake) == (expected, None), "before the next cut, the view replays"
+
+    [recut] = [r for r in cut_batches(spark, fs, lake, new, now_ms=30_000) if r.model == "customers"]
+    assert recut.batch.mode == "full" and recut.message.startswith(
+        "full: landings ingested again under another reading since the batch: L1 ("
+    )
+    ingest_landing(spark, fs, fresh, "L1", new)
+    [replay] = [r for r in cut_batches(spark, fs, fresh, new, now_ms=30_000) if r.model == "customers"]
+    assert _contents(spark, fs, lake, recut.batch) == _contents(spark, fs, fresh, replay.batch)
+    assert latest(lake) == (expected, recut.batch) and latest(fresh) == (expected, replay.batch)
 
 
 def _manifest(model: str, boundary: int, cut_at: int) -> BatchManifest:

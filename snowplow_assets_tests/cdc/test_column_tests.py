@@ -2,9 +2,13 @@
 
 import pytest
 
+from snowplow_assets.cdc import column_tests
+from snowplow_assets.cdc.batches import cut_batches
 from snowplow_assets.cdc.column_tests import ColumnTest, declared_tests, run_column_tests
 from snowplow_assets.cdc.columns import ModelColumns
-from snowplow_assets_tests.cdc.builders import models
+from snowplow_assets.cdc.history import ingest_landing
+from snowplow_assets.storage import LocalFileSystem
+from snowplow_assets_tests.cdc.builders import EVENT, PARTIAL, models, record, write_landing
 
 MODEL = models(
     """
@@ -72,3 +76,28 @@ def test_failures_are_counted_as_dbt_counts_them(spark):
 def test_check_names_are_identifiers(column, name):
     check = ColumnTest("customers", "not_null", column).check_name
     assert check.startswith(name) and check.replace("_", "").isalnum()
+
+
+def test_the_rows_own_id_that_is_not_the_key_is_listed_and_named_by_the_key_columns_tests(spark, lake):
+    """Rows of topics keyed elsewhere carry an `id` that is not their key: repeated here, yet `unique: [id]`
+    tests the key. The batch lists the field as skipped, and the check says what it tested."""
+    fs, issue = LocalFileSystem(), models()
+    write_landing(
+        lake,
+        "landing=1",
+        [
+            record(EVENT, {"changeType": "INSERT", "data": {"customerId": 7, "id": 1, "email": "a@x"}}, "7", offset=0),
+            record(EVENT, {"changeType": "INSERT", "data": {"customerId": 8, "id": 1, "email": "b@x"}}, "8", offset=1),
+            record(PARTIAL, {"id": 5, "email": "c@x"}, "100", offset=0),
+        ],
+    )
+    ingest_landing(spark, fs, lake, "landing=1", issue)
+    [cut] = cut_batches(spark, fs, lake, issue, now_ms=10_000)
+    assert set(cut.batch.columns) == {"customerId", "email"}
+    assert list(cut.batch.skipped_columns) == ["id"]
+    assert "customer_events from customerId, customers_raw from the Kafka key" in cut.batch.skipped_columns["id"]
+    tested = column_tests.test_batch(spark, fs, lake, issue.model("customers"), cut.batch)
+    outcomes = {o.test.check_name: o for o in tested}
+    unique = outcomes["customers__unique__id"]
+    assert unique.passed and unique.message.startswith("passed (the rows' field id is skipped: the id column is")
+    assert outcomes["customers__not_null__email"].message == "passed", "a column the rows hold as such"

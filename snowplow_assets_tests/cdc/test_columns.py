@@ -10,6 +10,12 @@ from snowplow_assets.cdc.columns import (
     top_level_kinds,
     typed_view,
 )
+from snowplow_assets_tests.cdc.builders import models
+
+# Every topic reads its key from its rows' `id`: that field is the key column's value.
+KEYED_BY_ID = models(
+    "models:\n  customers:\n    topics: [{topic: a, contract: debezium}, {topic: b, contract: event, id_field: id}]\n"
+).model("customers")
 
 
 @pytest.mark.parametrize(
@@ -46,15 +52,26 @@ def test_columns_are_the_union_with_sql_types_without_the_key_or_unusable_names(
     columns = resolve_columns(
         {"id": "integer", "email": "string", "Email": "string", "n": "number", "ok": "boolean", "tags": "array",
          "x": "null", "m": "mixed", "__secret": "string", "": "string"},
-        id_name="id",
+        KEYED_BY_ID,
     )  # fmt: skip
     assert (
         columns.types
         == {"m": "STRING", "n": "DOUBLE", "ok": "BOOLEAN", "tags": "STRING", "x": "STRING", "Email": "STRING"} | {}
     )
     assert list(columns.types) == sorted(columns.types)
-    assert set(columns.skipped) == {"email", "__secret", ""}
+    assert set(columns.skipped) == {"email", "__secret", ""}, "every topic reads the key from id: the key column is it"
     assert "but for case" in columns.skipped["email"] and "reserved" in columns.skipped["__secret"]
+
+
+def test_a_row_field_named_like_the_key_is_listed_when_some_topic_takes_the_key_elsewhere():
+    """Such a field is not the key column in those topics' rows: dropped from the table, listed with why."""
+    kinds = {"id": "integer", "customerId": "integer", "email": "string"}
+    columns = resolve_columns(kinds, models().model("customers"))
+    assert columns.types == {"customerId": "BIGINT", "email": "STRING"}
+    assert list(columns.skipped) == ["id"]
+    assert "customer_events from customerId, customers_raw from the Kafka key" in columns.skipped["id"]
+    assert "shop.customers" not in columns.skipped["id"], "a Debezium topic keyed by id reads the key from it"
+    assert resolve_columns({"email": "string"}, models().model("customers")).skipped == {}, "no such field, no entry"
 
 
 def test_drift_lists_added_removed_and_retyped_columns():

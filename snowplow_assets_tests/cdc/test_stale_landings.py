@@ -4,7 +4,7 @@ import dataclasses
 import json
 
 from snowplow_assets.cdc.history import IngestedLanding
-from snowplow_assets.cdc.stale_landings import stale_landings
+from snowplow_assets.cdc.stale_landings import model_readings, reading_changes, stale_landings
 from snowplow_assets_tests.cdc.builders import ISSUE_MODELS_YAML, models
 
 READ = {"shop.customers": "customers/debezium/id", "customer_events": "customers/event/customerId", "other": None}
@@ -53,3 +53,17 @@ def test_a_topic_ignored_since_or_declared_after_being_ignored_makes_its_landing
     )
     assert stale_landings(ignored_then, declared) == {"c": ["other: ignored -> others/partial/id"]}
     assert stale_landings(ignored_then, declared, model="others") == stale_landings(ignored_then, declared)
+
+
+def test_the_readings_a_batch_keeps_and_how_they_changed_for_one_model():
+    landing = _landing("a", READ)
+    then = model_readings(landing, "customers")
+    assert then == {"customer_events": "customers/event/customerId", "shop.customers": "customers/debezium/id"}
+    assert model_readings(_landing("old", None), "customers") is None, "not recorded: cannot be compared"
+    assert reading_changes(then, landing, "customers") == []
+    now = {"shop.customers": "accounts/debezium/id", "other": "customers/partial/id"}
+    assert reading_changes(then, _landing("a", now), "customers") == [
+        "customer_events: customers/event/customerId -> no longer in the landing",
+        "other: not customers -> customers/partial/id",
+        "shop.customers: customers/debezium/id -> accounts/debezium/id",
+    ]
