@@ -20,7 +20,7 @@ line the fast path leaves is a bad one.
 Decimal numbers are the exception to passing text through: "52.5200", "52.52" and "5.252E1" are all the same
 valid double, and shred.py writes each the one way Spark prints it. So double fields are converted and
 printed on this path too, and a number that Spark prints in exponent form (which shred.py then rewrites)
-is left to the full parser.
+is left to the full parser, as is one that may be beyond a double's range (parse.py makes its line bad).
 
 The work per line runs in one JVM function, `CanonicalLine` (snowplow_assets/jvm/): the same checks as
 Spark SQL expressions cost ten times as much, mostly in code that Spark generates and every new JVM compiles
@@ -44,7 +44,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from snowplow_assets.events import parse, shred, templates
 from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_INDEX, EnrichedField, FieldType
-from snowplow_assets.events.iglu import IGLU_URI_PATTERN
+from snowplow_assets.events.iglu import IGLU_URI_PATTERN, MAX_SCHEMA_URI_LENGTH
 from snowplow_assets.events.output_folders import ENTITY_FOLDER, RECORD_TYPE
 from snowplow_assets.events.sql import identifier
 from snowplow_assets.jvm import CANONICAL_LINE_CLASS, CANONICAL_LINE_SPEC_CLASS
@@ -108,6 +108,7 @@ def function_spec() -> str:
         "split_at": event_id,
         "pick": [FIELD_INDEX[name] for name in _PICKED],
         "entity_schema": IGLU_URI_PATTERN,
+        "entity_schema_max_length": MAX_SCHEMA_URI_LENGTH,
         # Each entity's line and folder, in shredding order, from the templates SQL renders them from too
         # (shred.py, output_folders.py); the function knows an entity's values (shred.ENTITY_VALUES) by name,
         # root_tstamp being the text of collector_tstamp, which canonical form makes its rendering.

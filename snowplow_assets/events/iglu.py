@@ -16,6 +16,12 @@ IGLU_URI_PATTERN = (
 )
 _IGLU_URI = re.compile(IGLU_URI_PATTERN)
 
+# The longest schema URI an entity may have to be shredded. Its type's folders are named after its parts
+# (output_folders.py), and a file system's name is at most 255 bytes: the longest, written while the job runs
+# (`folder=shredded-types~vendor~name~format~version`), is 17 more than the URI, whose characters are ASCII.
+# 200 leaves room to spare and is far beyond any real schema's URI.
+MAX_SCHEMA_URI_LENGTH = 200
+
 
 @dataclass(frozen=True, order=True)
 class SchemaKey:

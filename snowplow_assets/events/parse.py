@@ -13,6 +13,10 @@ times, so every split, field extraction, cast and JSON parse happens once per li
 
 Known leniency, inherited from Spark's JSON reader: text after the first complete JSON value in a field is
 ignored, and numbers with more than 17 significant digits come back as doubles in `data`.
+
+Each JSON field is read twice. Read into a STRING, an entity's `data` is its compact JSON when it is an object
+or an array, but the unescaped text when it is a JSON string, so `"{oops"` and `"{\"a\":1}"` would pass for
+objects. A second reading with `data` as an empty struct tells which entities' data really is an object.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from collections.abc import Iterable
 from pyspark.sql import DataFrame
 
 from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_COUNT, EnrichedField, FieldType
-from snowplow_assets.events.iglu import IGLU_URI_PATTERN
+from snowplow_assets.events.iglu import IGLU_URI_PATTERN, MAX_SCHEMA_URI_LENGTH
 from snowplow_assets.events.sql import case, identifier, literal, named_struct
 from snowplow_assets.patterns import END
 
@@ -37,6 +41,8 @@ UNSTRUCT_WRAPPER = r"^iglu:com\.snowplowanalytics\.snowplow/unstruct_event/jsons
 ENTITY_TYPE = "STRUCT<schema: STRING, vendor: STRING, name: STRING, format: STRING, version: STRING, data: STRING>"
 _ERRORS_TYPE = "ARRAY<STRUCT<type: STRING, key: STRING, value: STRING, message: STRING>>"
 _SDJ = "STRUCT<schema: STRING, data: STRING>"
+# An entity as the second reading of a JSON field sees it: its data null unless it is a JSON object.
+_OBJECT_SDJ = "STRUCT<data: STRUCT<>>"
 _CORRUPT = "_corrupt_record"
 _JSON_OPTIONS = f"map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', {literal(_CORRUPT)})"
 
@@ -89,7 +95,8 @@ def _typed_fields(lines: DataFrame, line_column: str, fields: list[EnrichedField
         "size(_fields) AS _field_count",
         *(f"nullif(try_element_at(_fields, {f.index + 1}), '') AS {_raw(f)}" for f in fields),
     )
-    return raw.selectExpr("*", *(f"{_typed_value(f)} AS {_typed(f)}" for f in fields))
+    objects = (f"{_objects_value(f)} AS {_objects(f)}" for f in fields if f.type is FieldType.JSON)
+    return raw.selectExpr("*", *(f"{_typed_value(f)} AS {_typed(f)}" for f in fields), *objects)
 
 
 def _failure_of(line_column: str, fields: list[EnrichedField]) -> str:
@@ -113,6 +120,10 @@ def _typed(field: EnrichedField) -> str:
     return f"_typed_{field.name}"
 
 
+def _objects(field: EnrichedField) -> str:
+    return f"_objects_{field.name}"
+
+
 def _typed_value(field: EnrichedField) -> str:
     raw = _raw(field)
     match field.type:
@@ -134,6 +145,17 @@ def _typed_value(field: EnrichedField) -> str:
             return f"from_json({raw}, {literal(schema)}, {_JSON_OPTIONS})"
 
 
+def _objects_value(field: EnrichedField) -> str:
+    """The JSON field's second reading (see the module's docstring), its entities' data as empty structs.
+
+    Where an entity's data is not an object, Spark leaves that data null and sets the corrupt record. When an
+    entity repeats `data` it keeps the object it read, and sets the corrupt record if another value is not
+    one (the first reading keeps the last value): so the entities' data and the corrupt record both count.
+    """
+    data = f"ARRAY<{_OBJECT_SDJ}>" if JSON_WRAPPERS[field.name][1] else _OBJECT_SDJ
+    return f"from_json({_raw(field)}, {literal(f'data {data}, {_CORRUPT} STRING')}, {_JSON_OPTIONS})"
+
+
 def _value(field: EnrichedField) -> str:
     typed = _typed(field)
     if field.type is not FieldType.JSON:
@@ -148,7 +170,7 @@ def _entity(sdj: str) -> str:
 
     The parts are cut at the URI's `/`s rather than extracted with the URI pattern: four regex matches per
     entity were a tenth of the parse. That is exact for every URI that matches the pattern, whose parts
-    hold no `/`; a line with any other URI is bad (`_invalid_entity`), so its parts are never used.
+    hold no `/`; a line with any other URI is bad (`_entity_error`), so its parts are never used.
     """
     uri = f"{sdj}.schema"
     parts = {
@@ -175,41 +197,64 @@ def _invalid_value(key: str, value: str, message: str) -> str:
 def _error(field: EnrichedField) -> str:
     raw, typed = _raw(field), _typed(field)
     if field.type is FieldType.JSON:
-        return _json_error(field.name, raw, typed)
+        return _json_error(field)
     branches = []
     if field.required:
         branches.append((f"{raw} IS NULL", _invalid_value(field.name, raw, "'Field is required but empty'")))
     if field.type is not FieldType.STRING:
         invalid = _invalid_value(field.name, raw, literal(_TYPE_MESSAGES[field.type]))
         branches.append((f"{raw} IS NOT NULL AND {typed} IS NULL", invalid))
+    if field.type is FieldType.DOUBLE:
+        branches.append((_beyond_double(raw, typed), _invalid_value(field.name, raw, literal(_BEYOND_DOUBLE))))
     return case(*branches)
 
 
-def _invalid_entity(sdj: str) -> str:
-    return (
-        f"({sdj} IS NULL OR NOT coalesce({sdj}.schema RLIKE {literal(IGLU_URI_PATTERN)}, false)"
-        f" OR NOT coalesce(startswith({sdj}.data, '{{'), false))"
+_BEYOND_DOUBLE = "Value is out of the range of a double (0, or 4.9E-324 to 1.7976931348623157E308 in magnitude)"
+
+
+def _beyond_double(raw: str, typed: str) -> str:
+    """A number that reads as a double only by losing its value: past the largest it becomes infinite, and
+    so close to zero that it becomes 0 (a mantissa with a digit other than 0). Rendering either (shred.py)
+    would write a number the input never held."""
+    return f"(abs({typed}) = CAST('Infinity' AS DOUBLE) OR ({typed} = 0 AND {raw} RLIKE '^[^eE]*[1-9]'))"
+
+
+def _entity_error(sdj: str, object_sdj: str) -> str:
+    """Why an entity is unusable, or null: it is null, has no valid Iglu URI, one too long to name its
+    type's folders (iglu.py), or data that is no JSON object. `object_sdj` is the entity in the field's
+    second reading."""
+    schema = f"{sdj}.schema"
+    return case(
+        (f"{sdj} IS NULL", "'an entity is null'"),
+        (
+            f"NOT coalesce({schema} RLIKE {literal(IGLU_URI_PATTERN)}, false)",
+            f"format_string('entity schema \\'%s\\' is not a valid Iglu URI', coalesce({schema}, ''))",
+        ),
+        (f"length({schema}) > {MAX_SCHEMA_URI_LENGTH}", f"format_string({literal(_TOO_LONG)}, {schema})"),
+        (f"{object_sdj}.data IS NULL", _not_an_object(schema)),
     )
 
 
-def _json_error(name: str, raw: str, parsed: str) -> str:
+_TOO_LONG = f"entity schema '%s' is longer than {MAX_SCHEMA_URI_LENGTH} characters, too long to name its type's folders"
+
+
+def _not_an_object(schema: str) -> str:
+    return f"format_string('data of entity %s is not a JSON object', {schema})"
+
+
+def _json_error(field: EnrichedField) -> str:
     """Why a JSON field is unusable: unparseable, wrong wrapper, or an entity without a valid URI or object."""
+    name, raw, parsed, objects = field.name, _raw(field), _typed(field), _objects(field)
     wrapper, is_array = JSON_WRAPPERS[name]
     data = f"{parsed}.data"
     if is_array:
-        bad_entity = f"filter({data}, e -> {_invalid_entity('e')})[0]"
-        entity_problem = f"exists({data}, e -> {_invalid_entity('e')})"
+        entity_errors = f"transform({data}, (e, i) -> {_entity_error('e', f'get({objects}.data, i)')})"
+        entity_error, first_entity = f"get(array_compact({entity_errors}), 0)", f"get({data}, 0)"
     else:
-        bad_entity = data
-        entity_problem = _invalid_entity(data)
-    entity_message = case(
-        (f"{bad_entity} IS NULL", "'an entity is null'"),
-        (
-            f"NOT coalesce({bad_entity}.schema RLIKE {literal(IGLU_URI_PATTERN)}, false)",
-            f"format_string('entity schema \\'%s\\' is not a valid Iglu URI', coalesce({bad_entity}.schema, ''))",
-        ),
-        otherwise=f"format_string('data of entity %s is not a JSON object', {bad_entity}.schema)",
-    )
+        entity_error, first_entity = _entity_error(data, f"{objects}.data"), data
+    # An entity that repeats `data`, one value an object and another not, leaves the second reading corrupt
+    # though it found an object there: the line is bad all the same, and its first entity is named.
+    repeated = f"CASE WHEN {objects}.{_CORRUPT} IS NOT NULL THEN {_not_an_object(f'{first_entity}.schema')} END"
     message = case(
         (
             f"{parsed}.{_CORRUPT} IS NOT NULL OR {parsed}.schema IS NULL OR {data} IS NULL",
@@ -219,6 +264,6 @@ def _json_error(name: str, raw: str, parsed: str) -> str:
             f"NOT {parsed}.schema RLIKE {literal(wrapper)}",
             f"format_string('wrapper schema \\'%s\\' does not match %s', {parsed}.schema, {literal(wrapper)})",
         ),
-        (entity_problem, entity_message),
+        otherwise=f"coalesce({entity_error}, {repeated})",
     )
     return f"CASE WHEN {raw} IS NOT NULL AND ({message}) IS NOT NULL THEN {_invalid_value(name, raw, message)} END"

@@ -31,10 +31,17 @@ def render_timestamp(expression: str) -> str:
 
 
 def _render_double(expression: str) -> str:
-    """Plain decimal notation: Spark prints 1.0E7 for large doubles, which a TSV loader may reject."""
+    """A double in plain decimal notation, every one of its digits kept.
+
+    Spark prints a double as Java does, in exponent form (`1.0E7`, `-1.5E-30`) from 1E7 up and below 1E-3,
+    which a TSV loader may reject. Java's formatter writes the same digits in plain form, padded with zeros
+    to the places asked for: 325 hold the smallest double's (4.9E-324), and the padding is cut off. (A
+    DECIMAL(38,18) cast instead failed the batch past 1E20 under ANSI and rounded 1.5E-30 to 0.) The parser
+    makes a line bad whose number is beyond a double's range (parse.py), so there is no infinity to render.
+    """
     text = f"CAST({expression} AS STRING)"
-    plain = f"regexp_replace(CAST(CAST({expression} AS DECIMAL(38,18)) AS STRING), '\\\\.?0+$', '')"
-    return f"CASE WHEN contains({text}, 'E') THEN coalesce({plain}, {text}) ELSE {text} END"
+    plain = f"regexp_replace(format_string('%.325f', {expression}), '\\\\.?0+$', '')"
+    return f"CASE WHEN contains({text}, 'E') THEN {plain} ELSE {text} END"
 
 
 def render_field(field: EnrichedField) -> str:

@@ -14,6 +14,9 @@ from snowplow_assets.events.parse import parse_enriched, parse_failures
 from snowplow_assets_tests.events.builders import WEB_PAGE, event_line, link_click
 
 WRAPPER = '{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-0","data":%s}'
+# The longest schema URI an entity may have (iglu.py), and one character more.
+LONGEST_URI = "iglu:com.acme/" + "n" * 169 + "/jsonschema/1-0-0"
+TOO_LONG_URI = LONGEST_URI.replace("/jsonschema/", "n/jsonschema/")
 
 # Good lines whose typed fields are all in canonical form, with the corners of each form.
 CANONICAL = [
@@ -39,6 +42,7 @@ CANONICAL = [
         % f'[{{"schema":"{WEB_PAGE}","data":{{"n":123456789012345678901234567890,"f":1e-7,"g":-0.0}}}}]'
     ),
     event_line(contexts=WRAPPER % "[]", derived_contexts=None),
+    event_line(contexts=WRAPPER % f'[{{"schema":"{LONGEST_URI}","data":{{}}}}]'),
 ]
 
 # Good lines (the full parser accepts them) whose text is not what the shredder writes: the full parser's.
@@ -54,11 +58,13 @@ OTHER_FORMS = [
     # Doubles that Spark prints in exponent form, which shred.py rewrites.
     event_line(tr_total="1e7"),
     event_line(tr_total_base="123456789012.25"),
+    event_line(geo_latitude="1e30", geo_longitude="-1.5e-30", se_value="123456789012345678901234567890"),
+    # A zero written with other digits: only the full parser tells it from a number too small for a double.
+    event_line(tr_total="0.0e-5"),
     # JSON that only Spark's lenient reader accepts, or that it reads in a way worth no special case.
     event_line(contexts=WRAPPER.replace('"', "'") % f"[{{'schema':'{WEB_PAGE}','data':{{}}}}]"),
     event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{}}}}]' + " trailing text"),
     event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"a":1}},"data":{{"a":2}}}}]'),
-    event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":"{{not an object"}}]'),
     event_line(page_title="\ufffd may stand for bytes that were not UTF-8"),
 ]
 
@@ -77,6 +83,12 @@ BAD = [
     event_line(unstruct_event="{not json"),
     event_line(event_id="c6ef3124-b53a-4b13-a233-0088f79dcbcb\u2028"),
     event_line(br_cookies="1\u0085"),
+    # Doubles beyond a double's range, entity data that is a JSON string, a schema URI too long for a folder.
+    event_line(geo_latitude="1e400"),
+    event_line(tr_total="1e-400"),
+    event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":"{{not an object"}}]'),
+    event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":"{{\\"a\\":1}}"}}]'),
+    event_line(contexts=WRAPPER % f'[{{"schema":"{TOO_LONG_URI}","data":{{}}}}]'),
 ]
 
 

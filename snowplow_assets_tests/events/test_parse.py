@@ -110,6 +110,10 @@ INVALID_VALUES = [
         ("event_id", "c6ef3124-b53a-4b13-a233-0088f79dcbcb\u2028", "UUID"),
         ("dvce_screenwidth", "1920\u0085", "integer"),
         ("collector_tstamp", "2026-03-01 10:00:00.123\r", "timestamp"),
+        # Numbers a double cannot hold: they would read as an infinity, or as 0.
+        ("geo_latitude", "1e400", "out of the range of a double"),
+        ("tr_total", "-1e309", "out of the range of a double"),
+        ("se_value", "1e-400", "out of the range of a double"),
     ]
 ]
 
@@ -140,6 +144,9 @@ def test_every_failing_field_is_reported_in_tsv_order(parsed):
 
 
 _CTX = "iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-1"
+_UE = "iglu:com.snowplowanalytics.snowplow/unstruct_event/jsonschema/1-0-0"
+_X = "iglu:com.acme/x/jsonschema/1-0-0"
+_TOO_LONG = "iglu:com.acme/" + "n" * 170 + "/jsonschema/1-0-0"  # 201 characters: one too many (iglu.py)
 INVALID_JSON = [
     (field, text, message, line(event_line(**{field: text})))
     for field, text, message in [
@@ -171,6 +178,24 @@ INVALID_JSON = [
             "not a JSON object",
         ),
         ("contexts", f'{{"schema":"{_CTX}","data":[null]}}', "entity is null"),
+        # A JSON string is no object, whatever text it holds.
+        (
+            "contexts",
+            f'{{"schema":"{_CTX}","data":[{{"schema":"{WEB_PAGE}","data":{{}}}},{{"schema":"{_X}","data":"{{oops"}}]}}',
+            f"data of entity {_X} is not a JSON object",
+        ),
+        ("contexts", f'{{"schema":"{_CTX}","data":[{{"schema":"{_X}","data":"{{\\"a\\":1}}"}}]}}', "not a JSON object"),
+        (
+            "contexts",
+            f'{{"schema":"{_CTX}","data":[{{"schema":"{_X}","data":{{}},"data":"{{oops"}}]}}',
+            "not a JSON object",
+        ),
+        ("unstruct_event", f'{{"schema":"{_UE}","data":{{"schema":"{_X}","data":"{{}}"}}}}', "not a JSON object"),
+        (
+            "contexts",
+            f'{{"schema":"{_CTX}","data":[{{"schema":"{_TOO_LONG}","data":{{}}}}]}}',
+            f"entity schema '{_TOO_LONG}' is longer than 200 characters",
+        ),
         (
             "unstruct_event",
             '{"schema":"iglu:com.snowplowanalytics.snowplow/unstruct_event/jsonschema/1-0-0",'

@@ -391,3 +391,30 @@ def test_schema_uris_cannot_escape_the_run_folder(spark, lake, fs):
 def test_run_folder_names_are_validated(lake, name):
     with pytest.raises(ValueError):
         lake.shredded_good(name)
+
+
+def test_lines_no_loader_can_take_as_written_become_bad_rows_and_the_rest_is_published(spark, lake, fs):
+    """Each of these once failed the whole batch (a double past 1E20, a folder name past 255 bytes), lost its
+    value (1.5E-30 written as 0) or wrote an entity line that is no JSON (entity data that is a JSON string)."""
+    contexts = '{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-1","data":[%s]}'
+    long_vendor = "iglu:" + "a" * 240 + "/x/jsonschema/1-0-0"
+    big_and_small = event_line(event_id=ID_B, geo_latitude="1e30", geo_longitude="-1.5e-30", se_value="-1e21")
+    infinite = event_line(event_id=ID_C, tr_total="1e400")
+    string_data = event_line(contexts=contexts % f'{{"schema":"{WEB_PAGE}","data":"{{oops"}}')
+    too_long = event_line(contexts=contexts % f'{{"schema":"{long_vendor}","data":{{}}}}')
+    write_run_folder(lake, RUN, [A, big_and_small, infinite, string_data, too_long])
+
+    report = shred_run_folder(spark, fs, lake, RUN)
+
+    assert (report.lines_read, report.good, report.bad, sum(report.duplicates.values())) == (5, 2, 3, 0)
+    assert json.loads(Path(lake.shredding_complete(RUN)).read_text())["data"]["count"] == {"good": 2, "bad": 3}
+    written = [line.split("\t") for line in read_lines(Path(lake.shredded_good(RUN)) / "atomic-events")]
+    plain = {"geo_latitude": "1" + "0" * 30, "geo_longitude": "-0." + "0" * 29 + "15", "se_value": "-1" + "0" * 21}
+    assert sorted(written) == sorted([atomic(A), atomic(big_and_small, **plain)])
+    rows = [json.loads(line)["data"] for line in read_lines(lake.shredded_bad(RUN))]
+    messages = {row["payload"]: [error["message"] for error in row["failure"]["errors"]] for row in rows}
+    assert messages == {
+        infinite: ["Value is out of the range of a double (0, or 4.9E-324 to 1.7976931348623157E308 in magnitude)"],
+        string_data: [f"data of entity {WEB_PAGE} is not a JSON object"],
+        too_long: [f"entity schema '{long_vendor}' is longer than 200 characters, too long to name its type's folders"],
+    }

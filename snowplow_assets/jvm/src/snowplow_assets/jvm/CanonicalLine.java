@@ -86,6 +86,7 @@ public final class CanonicalLine implements UDF1<String, Row> {
     final int splitAt;
     final int[] picked;
     final Pattern entitySchema;
+    final int entitySchemaMaxLength;
     final Object[] allFields;  // the pending fields of a line the function cannot read as Spark does
     final int[] entityFields;  // the JSON fields whose entities the output carries, in shredding order
     final String[] entityKinds;  // and the kind of each one's entities
@@ -123,6 +124,7 @@ public final class CanonicalLine implements UDF1<String, Row> {
       picked = new int[pick.size()];
       for (int i = 0; i < picked.length; i++) picked[i] = pick.get(i).asInt();
       entitySchema = Pattern.compile(root.get("entity_schema").asText());
+      entitySchemaMaxLength = root.get("entity_schema_max_length").asInt();
       allFields = new Object[count];
       for (int i = 0; i < count; i++) allFields[i] = i;
       JsonNode order = root.get("entity_fields");
@@ -227,9 +229,13 @@ public final class CanonicalLine implements UDF1<String, Row> {
       return remembered(wrapperSchemas.get(field), schema, uri -> matches(field, uri));
     }
 
-    /** An entity's schema URI and its parts (vendor, name, format, version), or null if it is not valid. */
+    /**
+     * An entity's schema URI and its parts (vendor, name, format, version), or null if it is not valid or
+     * longer than the spec allows.
+     */
     String[] entitySchema(String schema) {
       String[] parts = remembered(entitySchemas, schema, uri -> {
+        if (uri.length() > spec.entitySchemaMaxLength) return NOT_A_SCHEMA;
         Matcher match = entitySchema.reset(uri);
         // The Iglu URI pattern's groups are the parts, as in iglu.py's SchemaKey.parse.
         return match.matches() ? new String[] {uri, match.group(1), match.group(2), match.group(3), match.group(4)} : NOT_A_SCHEMA;
@@ -369,7 +375,11 @@ public final class CanonicalLine implements UDF1<String, Row> {
     return true;
   }
 
-  /** A decimal number as Spark prints a double; null unless Spark prints it that way, not in exponent form. */
+  /**
+   * A decimal number as Spark prints a double; null unless Spark prints it that way, not in exponent form,
+   * and the double holds its value: a number beyond a double's range reads as an infinity or, below the
+   * smallest, as 0, and the full parser makes its line bad.
+   */
   private static String renderDouble(Worker w, int field, String line, int start, int end) {
     if (!w.matches(field, line, start, end)) return null;
     double value;
@@ -379,8 +389,18 @@ public final class CanonicalLine implements UDF1<String, Row> {
       return null;
     }
     if (Double.isInfinite(value) || Double.isNaN(value)) return null;
+    if (value == 0 && !onlyZeros(line, start, end)) return null;  // maybe so small it became 0
     String rendered = Double.toString(value);
     return rendered.indexOf('E') >= 0 ? null : rendered;
+  }
+
+  /** Whether line[start, end) has no digit but 0 (an exponent's digits count: the check only needs to be safe). */
+  private static boolean onlyZeros(String line, int start, int end) {
+    for (int i = start; i < end; i++) {
+      char c = line.charAt(i);
+      if (c >= '1' && c <= '9') return false;
+    }
+    return true;
   }
 
   /** The entities of a self-describing JSON wrapper, each its values (ENTITY_VALUES) but root_tstamp. */
