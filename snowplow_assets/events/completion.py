@@ -9,6 +9,8 @@ from snowplow_assets.events.bad_rows import PROCESSOR_ARTIFACT, PROCESSOR_VERSIO
 
 if TYPE_CHECKING:
     from snowplow_assets.events.shred_batch import ShredReport
+    from snowplow_assets.lake import Lake
+    from snowplow_assets.storage import LakeFileSystem
 
 SHREDDING_COMPLETE_SCHEMA = "iglu:com.snowplowanalytics.snowplow.storage.rdbloader/shredding_complete/jsonschema/2-0-1"
 
@@ -38,3 +40,17 @@ def shredding_complete(report: ShredReport, compression: str) -> dict[str, Any]:
             "count": {"good": report.good, "bad": report.bad},
         },
     }
+
+
+def withdraw_completion(fs: LakeFileSystem, lake: Lake, run: str) -> bool:
+    """Remove a published run folder's marker; whether there was one.
+
+    A batch's output can only be checked once it is published, and loaders (and the web models) take in any
+    folder that has the marker: output that failed a blocking check must lose it, so that nothing loads it
+    until a rerun that passes publishes it again.
+    """
+    marker = lake.shredding_complete(run)
+    if not fs.exists(marker):
+        return False
+    fs.delete(marker)
+    return True

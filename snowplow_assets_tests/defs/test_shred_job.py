@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import dagster as dg
 import pytest
 from pyspark.sql import SparkSession
@@ -123,3 +125,37 @@ def test_sensor_registers_ready_folders_in_chunks_without_spark(definitions, ins
     with dg.build_sensor_context(instance=instance, resources=resources) as context:
         second = enriched_run_folders(context)
     assert [r.partition_key for r in second.run_requests] == ["run=2026-03-01-12-00-00"]
+
+
+def test_a_blocking_check_that_fails_withdraws_the_completion_marker_until_a_rerun_passes(
+    lake, instance, monkeypatch, spark
+):
+    """With deduplication off, the golden batch's copies of one event share its id: unique_event_ids fails
+    after the output is published, and the marker goes, so that no loader or web model takes the folder in."""
+    from snowplow_assets.definitions import defs
+
+    monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
+    write_run_folder(lake, RUN, GOLDEN_INPUT)
+    instance.add_dynamic_partitions("enriched_runs", [RUN])
+    marker = Path(lake.shredding_complete(RUN))
+
+    monkeypatch.setenv("SNOWPLOW_DEDUP_NATURAL", "false")
+    monkeypatch.setenv("SNOWPLOW_DEDUP_SYNTHETIC", "false")
+    job = defs().resolve_job_def("shred_enriched_run")
+    result = job.execute_in_process(partition_key=RUN, instance=instance, raise_on_error=False)
+    assert not result.success
+    [unique] = [
+        e.asset_check_evaluation_data
+        for e in result.all_events
+        if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION
+        and e.asset_check_evaluation_data.check_name == "unique_event_ids"
+    ]
+    assert not unique.passed
+    assert not marker.exists() and any(Path(lake.shredded_good(RUN), "atomic-events").iterdir())
+    [atomic] = materializations(result, "atomic_events")
+    assert atomic.metadata["completion_marker_withdrawn_by"].value == ["unique_event_ids"]
+
+    monkeypatch.delenv("SNOWPLOW_DEDUP_NATURAL")
+    monkeypatch.delenv("SNOWPLOW_DEDUP_SYNTHETIC")
+    rerun = defs().resolve_job_def("shred_enriched_run").execute_in_process(partition_key=RUN, instance=instance)
+    assert rerun.success and marker.exists()

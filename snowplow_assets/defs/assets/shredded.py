@@ -22,8 +22,11 @@ from snowplow_assets.defs.pools import SHRED_POOL
 from snowplow_assets.defs.resources import EventManifestResource, LakeResource, ShredResource
 from snowplow_assets.error_reason import reason_of
 from snowplow_assets.events import dedup
+from snowplow_assets.events.completion import withdraw_completion
 from snowplow_assets.events.shred_batch import ShredReport, shred_run_folder
 from snowplow_assets.manifest.base import EventManifestUnavailable
+
+BLOCKING = {spec.name for spec in (*SHRED_CHECK_SPECS, *EVENT_MANIFEST_CHECK_SPECS) if spec.blocking}
 
 
 def _common_metadata(report: ShredReport) -> dict[str, object]:
@@ -144,6 +147,12 @@ def shred(
                 *shred_check_results(session, fs, report),
                 *event_manifest_check_results(session, fs, lake.lake, manifest, report, claim_ids),
             ]
+            blocked = sorted(r.check_name for r in checks[run_folder] if not r.passed and r.check_name in BLOCKING)
+            if blocked and withdraw_completion(fs, lake.lake, run_folder):
+                context.log.error(
+                    f"{run_folder}: blocking check(s) {', '.join(blocked)} failed: its shredding_complete.json was "
+                    "removed, so that no loader takes the folder in before a rerun passes them"
+                )
         except EventManifestUnavailable as error:
             # Not the folder's fault, and the operator's to mend: said in the failure itself.
             metadata = {"run_folder": run_folder, "event_manifest": manifest.describe() if manifest else None}
@@ -160,7 +169,8 @@ def shred(
             + (f", {report.runtime_errors} not checked by the event manifest" if report.runtime_errors else "")
         )
         for asset_key, metadata in _metadata_by_asset(report).items():
-            context.add_asset_metadata(metadata, asset_key=asset_key, partition_key=run_folder)
+            withdrawn = {"completion_marker_withdrawn_by": blocked} if blocked else {}
+            context.add_asset_metadata({**metadata, **withdrawn}, asset_key=asset_key, partition_key=run_folder)
     yield dg.MaterializeResult(asset_key=ATOMIC_EVENTS)
     yield dg.MaterializeResult(asset_key=SHREDDED_TYPES)
     if manifest is not None:
