@@ -3,10 +3,12 @@
 One mechanism for every kind of input folder: enriched run folders (`enriched/run=…`) and CDC landing
 folders (`cdc/landing/<folder>`) differ only in the pattern their names must match.
 
-Readiness rule: a folder is ready when it holds a `_SUCCESS` marker (written last by the job that
-fills it), or when it holds at least one data file and nothing in it has changed for
+Readiness rule: a folder is ready when it holds a `_SUCCESS` marker at its top (written last by the job
+that fills it), or when it holds at least one data file and nothing in it has changed for
 `ready_after_seconds`. A folder still being copied in without a marker is therefore picked up only after
-it has been quiet for that long; one without any data file is never ready.
+it has been quiet for that long; one without any data file is never ready. What is a data file is decided
+by `storage.data_files`, the rule the jobs read their folders by: a file in a writer's staging folder
+(`_temporary/…`) is not one, so a folder is never ready on files its job would not read.
 
 Sensors scan with a cursor (`scan_folders`): folder names sort by time for run folders, and a tick lists
 only what sorts after the last folder it handled. See `scan_folders` for what the cursor passes over and
@@ -20,7 +22,7 @@ from collections.abc import Container, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from snowplow_assets.storage import FileEntry, LakeFileSystem, is_data_file
+from snowplow_assets.storage import FileEntry, LakeFileSystem, data_files, path_below
 
 SUCCESS_MARKER = "_SUCCESS"
 LISTING_THREADS = 8
@@ -34,13 +36,14 @@ class NewRunFolders:
     more: bool  # ready folders beyond `limit` remain for the next call
 
 
-def readiness(files: Iterable[FileEntry], now: float, ready_after_seconds: float) -> tuple[bool, str]:
+def readiness(folder: str, files: Iterable[FileEntry], now: float, ready_after_seconds: float) -> tuple[bool, str]:
+    """Whether `folder` is ready, and why, from `files`, its listing (`list_files`)."""
     files = list(files)
-    if any(f.name == SUCCESS_MARKER for f in files):
+    if any(path_below(folder, f) == SUCCESS_MARKER for f in files):
         return True, f"{SUCCESS_MARKER} marker present"
-    data = [f for f in files if is_data_file(f.name)]
-    if not data:
+    if not data_files(folder, files):
         return False, "no data files yet"
+    # Every file counts here, staged ones too: a writer still busy in `_temporary/` keeps the folder waiting.
     quiet_for = now - max(f.modified for f in files)
     if quiet_for >= ready_after_seconds:
         return True, f"unchanged for {quiet_for:.0f}s"
@@ -129,9 +132,9 @@ def scan_folders(
 
 def _verdict(fs: LakeFileSystem, folder: FileEntry, now: float, ready_after_seconds: float) -> str:
     files = fs.list_files(folder.uri)
-    if readiness(files, now, ready_after_seconds)[0]:
+    if readiness(folder.uri, files, now, ready_after_seconds)[0]:
         return "ready"
     quiet_for = now - max([folder.modified, *(f.modified for f in files)])
-    if not any(is_data_file(f.name) for f in files) and quiet_for >= ready_after_seconds:
+    if not data_files(folder.uri, files) and quiet_for >= ready_after_seconds:
         return "empty"
     return "waiting"

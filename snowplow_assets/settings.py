@@ -115,7 +115,11 @@ class Settings(BaseSettings):
         ge=0,
         description="A run folder without a _SUCCESS marker is ready once nothing in it changed for this long.",
     )
-    sensor_chunk_size: int = Field(default=100, ge=1, description="Most run folders a sensor tick registers.")
+    sensor_chunk_size: int = Field(
+        default=100,
+        ge=1,
+        description="Most run folders a sensor tick registers, and most waiting registered items it requests runs for.",
+    )
     sensor_full_list_every: int = Field(
         default=20,
         ge=1,

@@ -2,7 +2,11 @@ import os
 import time
 from pathlib import Path
 
-from snowplow_assets.lake import RUN_FOLDER
+import pytest
+
+from snowplow_assets.cdc.landing import landing_files
+from snowplow_assets.events.reader import run_folder_files
+from snowplow_assets.lake import CDC_LANDING_FOLDER, RUN_FOLDER
 from snowplow_assets.run_folders import find_new_folders, readiness
 from snowplow_assets.storage import LocalFileSystem
 
@@ -22,11 +26,51 @@ def test_readiness_rule(tmp_path):
     make(tmp_path / "busy", "part-0", age=5)
     make(tmp_path / "empty")
     make(tmp_path / "only-hidden", ".part-0.crc", age=600)
-    assert readiness(fs.list_files(str(tmp_path / "marked")), now, 120)[0]
-    assert readiness(fs.list_files(str(tmp_path / "quiet")), now, 120)[0]
-    assert not readiness(fs.list_files(str(tmp_path / "busy")), now, 120)[0]
-    assert not readiness(fs.list_files(str(tmp_path / "empty")), now, 120)[0]
-    assert not readiness(fs.list_files(str(tmp_path / "only-hidden")), now, 120)[0]
+
+    def ready(name: str) -> bool:
+        folder = str(tmp_path / name)
+        return readiness(folder, fs.list_files(folder), now, 120)[0]
+
+    assert ready("marked")
+    assert ready("quiet")
+    assert not ready("busy")
+    assert not ready("empty")
+    assert not ready("only-hidden")
+
+
+# A Hadoop or Spark job writes its part files under `_temporary/` and moves them into place when it commits.
+STAGED = "_temporary/0/_temporary/attempt_202601010000_0001_m_000000_1/part-00000"
+
+
+# fmt: off
+@pytest.mark.parametrize(("kind", "name", "pattern", "reader"), [
+    ("enriched", "run=2026-01-01-00-00-00", RUN_FOLDER, run_folder_files),
+    ("cdc/landing", "2026-01-01T00-00-00Z", CDC_LANDING_FOLDER, landing_files),
+])
+# fmt: on
+def test_a_folder_is_not_ready_on_files_its_job_will_not_read(tmp_path, kind, name, pattern, reader):
+    """Readiness and the job's reader share one rule: a folder whose only files are a writer's staged ones
+    (quiet for longer than the ready time, or with a marker inside the staging area) holds no data."""
+    fs, parent = LocalFileSystem(), tmp_path / kind
+    folder = parent / name
+    staged = folder / STAGED
+    make(staged.parent, staged.name, "_SUCCESS", age=600)
+    make(folder / ".staging", "part-00001", age=600)
+
+    def found():
+        return find_new_folders(fs, str(parent), set(), time.time(), 120, limit=10, pattern=pattern)
+
+    assert reader(fs, str(folder)) == [], "the job would read nothing"
+    assert not readiness(str(folder), fs.list_files(str(folder)), time.time(), 120)[0]
+    assert found().ready == [] and found().waiting == [name]
+
+    # The writer commits: its part file moves into place (an old file: quiet already), then the marker.
+    os.rename(staged, folder / "part-00000")
+    assert readiness(str(folder), fs.list_files(str(folder)), time.time(), 120)[1].startswith("unchanged for")
+    (folder / "_SUCCESS").touch()
+    assert readiness(str(folder), fs.list_files(str(folder)), time.time(), 120) == (True, "_SUCCESS marker present")
+    assert found().ready == [name]
+    assert [f.name for f in reader(fs, str(folder))] == ["part-00000"]
 
 
 def test_new_folders_are_sorted_chunked_and_filtered(tmp_path):

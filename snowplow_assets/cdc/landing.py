@@ -47,7 +47,7 @@ TIMESTAMP_SQL = (
 
 
 def landing_files(fs: LakeFileSystem, folder: str) -> list[FileEntry]:
-    """The data files of a landing folder (same rule as run folders: no hidden or marker files or folders)."""
+    """The data files of a landing folder (the rule of run folders, `data_files`, also for its readiness)."""
     return run_folder_files(fs, folder)
 
 

@@ -5,17 +5,13 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from snowplow_assets.storage import FileEntry, LakeFileSystem, is_data_file
+from snowplow_assets.storage import FileEntry, LakeFileSystem, data_files
 
 
 def run_folder_files(fs: LakeFileSystem, folder: str) -> list[FileEntry]:
-    """The data files of a run folder: plain or `.gz` TSV parts, skipping hidden and marker files and folders."""
-    prefix = folder.rstrip("/") + "/"
-    return [
-        entry
-        for entry in fs.list_files(folder)
-        if all(is_data_file(segment) for segment in entry.uri[len(prefix) :].split("/"))
-    ]
+    """The data files of a run folder: plain or `.gz` TSV parts (`data_files`: no hidden or marker file or
+    folder in their path, as for its readiness)."""
+    return data_files(folder, fs.list_files(folder))
 
 
 def read_lines(spark: SparkSession, fs: LakeFileSystem, files: list[FileEntry]) -> DataFrame:

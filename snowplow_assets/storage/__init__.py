@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from snowplow_assets.storage.base import FileEntry, LakeFileSystem, is_data_file, listing_order
+from snowplow_assets.storage.base import FileEntry, LakeFileSystem, data_files, is_data_file, listing_order, path_below
 from snowplow_assets.storage.local import LocalFileSystem
 from snowplow_assets.storage.s3 import S3FileSystem, parse_s3_uri
 
@@ -38,7 +38,9 @@ __all__ = [
     "LakeFileSystem",
     "LocalFileSystem",
     "S3FileSystem",
+    "data_files",
     "filesystem_for",
     "is_data_file",
     "listing_order",
+    "path_below",
 ]

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import abc
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -23,6 +24,23 @@ def listing_order(entry: FileEntry) -> str:
 def is_data_file(name: str) -> bool:
     """Hidden files (.crc, .DS_Store) and markers (_SUCCESS, _committed_*) are not data."""
     return not name.startswith((".", "_"))
+
+
+def path_below(folder: str, entry: FileEntry) -> str:
+    """The path of `entry`, from a listing of `folder` (`list_files`), relative to that folder."""
+    return entry.uri[len(folder.rstrip("/")) + 1 :]
+
+
+def data_files(folder: str, files: Iterable[FileEntry]) -> list[FileEntry]:
+    """The data files of an input folder among `files`, a listing of it: those with no hidden (`.…`) or marker
+    (`_…`) file or folder anywhere in their path below the folder.
+
+    The one rule for what an input job reads and for what makes its folder ready (run_folders.py): writers
+    stage their files in such folders (Hadoop's and Spark's `_temporary/`, a copy tool's `.tmp/`) and move
+    them into place when done, so a part file there is not data yet. Only the path below the folder is
+    judged: the lake itself may be under a hidden folder.
+    """
+    return [f for f in files if all(is_data_file(part) for part in path_below(folder, f).split("/"))]
 
 
 class LakeFileSystem(abc.ABC):

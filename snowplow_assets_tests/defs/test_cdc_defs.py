@@ -99,6 +99,8 @@ def test_sensor_registers_ready_landings_without_starting_spark(lake, monkeypatc
         write_landing(lake, "landing=old", [])
         with dg.build_sensor_context(instance=instance, resources={"lake": LakeResource(root=lake.root)}) as context:
             result = cdc_landing_folders(context)
-    assert [r.partition_key for r in result.run_requests] == ["landing=a", "landing=b"]
+    assert [r.partition_key for r in result.run_requests] == ["landing=a", "landing=b", "landing=old"], (
+        "the new ready landings, and the registered one that no run took up"
+    )
     [request] = result.dynamic_partitions_requests
     assert request.partitions_def_name == "cdc_landings" and list(request.partition_keys) == ["landing=a", "landing=b"]

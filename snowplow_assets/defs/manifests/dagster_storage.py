@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 import dagster as dg
+import sqlalchemy as db
 from dagster._core.storage.event_log.schema import DynamicPartitionsTable, SqlEventLogStorageTable
 from dagster._core.storage.event_log.sql_event_log import SqlEventLogStorage
 from dagster._core.storage.runs.schema import RunsTable, RunTagsTable
@@ -247,6 +248,37 @@ class DagsterStorage:
             table.c.partitions_def_name == partitions_def
         )
         return {row[0]: epoch(row[1]) for q in _filtered(query, table.c.partition, names) for row in self._events(q)}
+
+    def unclaimed(self, partitions_def: str, processing_asset: dg.AssetKey, operator_asset: dg.AssetKey) -> list[str]:
+        """The partitions of `partitions_def`, sorted, for which no run planned or materialised `processing_asset`
+        after their latest observation of `operator_asset`, or ever.
+
+        One query, whatever the number of partitions: for each, a few seeks of the covering (asset, type,
+        partition, id) index for the newest event of each kind, compared by storage id, which orders events
+        as they were stored. A run's plan is stored when the run is created, queued or not, so a partition
+        with a run in flight is never among them.
+        """
+        events, partitions = SqlEventLogStorageTable, DynamicPartitionsTable
+
+        def newest(asset: dg.AssetKey, event_type: str) -> Any:
+            latest = (
+                db_select([db.func.max(events.c.id)])
+                .where(events.c.asset_key == asset.to_string())
+                .where(events.c.dagster_event_type == event_type)
+                .where(events.c.partition == partitions.c.partition)
+                .scalar_subquery()
+            )
+            return db.func.coalesce(latest, 0)
+
+        observed = newest(operator_asset, _OBSERVATION)
+        query = (
+            db_select([partitions.c.partition])
+            .where(partitions.c.partitions_def_name == partitions_def)
+            .where(newest(processing_asset, _PLANNED) <= observed)
+            .where(newest(processing_asset, _MATERIALIZATION) <= observed)
+            .order_by(partitions.c.partition)
+        )
+        return [row[0] for row in self._events(query)]
 
     def _asset_events(
         self, asset: dg.AssetKey, event_type: str, columns: list[Any], names: Collection[str] | None

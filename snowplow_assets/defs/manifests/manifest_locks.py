@@ -2,8 +2,9 @@
 
 An application (a sensor, `snowplow-assets process`) may start an item only when it is New or Resolved, and
 valid (FORMATS.md §6): never one that is Processing, Processed, Skipped, Failed without a later Resolved, or
-invalid. `resolved_since` lets a sensor find the items an operator resolved since its last tick, so that
-they are picked up again.
+invalid. `waiting_runs` lets a sensor find the registered items that may start and have no run, however
+they came to be so: registered by `process` but not run by it, resolved by an operator, or sent back to New
+when their run was deleted.
 """
 
 from collections.abc import Mapping, Sequence
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 
 import dagster as dg
 
-from snowplow_assets.defs.manifests.processing_manifest import MANIFEST_ACTION, ItemKind, ProcessingManifest
+from snowplow_assets.defs.manifests.processing_manifest import ItemKind, ProcessingManifest
 from snowplow_assets.processing import Item, State
 
 
@@ -54,20 +55,17 @@ def startable_runs(
     return LockCheck(startable, refused)
 
 
-def resolved_since(
-    instance: dg.DagsterInstance, kind: ItemKind, after_storage_id: int | None, limit: int
-) -> tuple[list[str], int | None]:
-    """Items an operator resolved after the observation `after_storage_id`, oldest first, and the new cursor."""
-    result = instance.fetch_observations(
-        dg.AssetRecordsFilter(asset_key=kind.operator_asset, after_storage_id=after_storage_id),
-        limit=limit,
-        ascending=True,
-    )
-    names: list[str] = []
-    for record in result.records:
-        observation = record.asset_observation
-        action = observation.metadata.get(MANIFEST_ACTION) if observation else None
-        if observation is not None and observation.partition and action is not None and action.value == "resolve":
-            names.append(observation.partition)
-    cursor = result.records[-1].storage_id if result.records else after_storage_id
-    return list(dict.fromkeys(names)), cursor
+def waiting_runs(instance: dg.DagsterInstance, kind: ItemKind, limit: int) -> list[StartableRun]:
+    """At most `limit` registered items that may start and that no run has taken up, in name order.
+
+    Candidates come from one query over every registered item (`ProcessingManifest.unclaimed`) and are checked
+    `limit` at a time: the ones that may not start (Skipped ones) cost their share of a lock check on every
+    call, and never hide the ones after them.
+    """
+    names = ProcessingManifest(instance).unclaimed(kind)
+    found: list[StartableRun] = []
+    for start in range(0, len(names), limit):
+        found += startable_runs(instance, kind, names[start : start + limit]).startable
+        if len(found) >= limit:
+            break
+    return found[:limit]

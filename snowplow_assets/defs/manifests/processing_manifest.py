@@ -138,6 +138,14 @@ class ProcessingManifest:
                 found = self._read(kind, names, payloads)
             return self._assemble(kind, names, discovered or {}, found)
 
+    def unclaimed(self, kind: ItemKind) -> list[str]:
+        """Registered items, sorted by name, that no run has taken up since they were registered or since an
+        operator last acted on them: New ones that were never processed (or whose every run was deleted),
+        Resolved ones still waiting for their run, and Skipped ones. Every registered item that may start is
+        among them; `items` says which of them may. One query, which reads no item's records."""
+        with self._storage.connected():
+            return self._storage.unclaimed(kind.partitions_def, kind.processing_asset, kind.operator_asset)
+
     def _read(self, kind: ItemKind, names: Collection[str] | None, payloads: bool) -> _Found:
         storage = self._storage
         planned = storage.planned(kind.processing_asset, names)

@@ -9,5 +9,6 @@ cdc_landing_folders = folder_sensor(
     CDC_LANDINGS,
     lambda lake: lake.cdc_landings,
     "Registers new, ready CDC landing folders (cdc/landing/<folder>) as cdc_landings partitions and ingests each "
-    "one the processing manifest lets start: new ones, and failed ones an operator resolved.",
+    "one the processing manifest lets start: New ones (registered by the sensor or by `process`), and failed ones an "
+    "operator resolved.",
 )

@@ -8,5 +8,6 @@ enriched_run_folders = folder_sensor(
     RUN_FOLDERS,
     lambda lake: lake.enriched,
     "Registers new, ready enriched run folders (disk or S3) as enriched_runs partitions and shreds each one the "
-    "processing manifest lets start: new ones, and failed ones an operator resolved.",
+    "processing manifest lets start: New ones (registered by the sensor or by `process`), and failed ones an operator "
+    "resolved.",
 )

@@ -6,14 +6,19 @@
    is listed instead, which finds folders that arrived late with names sorting before the cursor, and
    folders that were empty when the cursor passed them. Its cost is bounded: one listing page per 1,000
    folders, one listing per unregistered folder, one query for the registered partitions.
-2. Ask the processing manifest which of the new ready folders, and of the items an operator resolved since
-   the last tick, may start (`startable_runs`): New or Resolved, and valid. Anything Processing,
-   Processed, Skipped, Failed without a later Resolved, or invalid gets no run.
-3. Register the new folders as partitions and request one run per startable item; a resolved item's run
-   key names its Resolved record, so Dagster's run-key deduplication lets the new run through.
+2. Ask the processing manifest which of the new ready folders may start (`startable_runs`: New or Resolved,
+   and valid), and which registered items may start and have no run (`waiting_runs`: one indexed query over
+   the registered items, then the lock check; at most `SNOWPLOW_SENSOR_CHUNK_SIZE` a tick): New ones that
+   `process` registered without running them (it registers every new ready folder, whatever it was asked to
+   run, and may stop or refuse before running them), New ones whose runs were deleted, Resolved ones.
+   Anything Processing, Processed, Skipped, Failed without a later Resolved, or invalid gets no run; an item
+   whose run is queued or in flight is Processing, so it is never requested twice.
+3. Register the new folders as partitions and request one run per startable item. The run key is the
+   item's name, or for a resolved item names its Resolved record too, so Dagster's run-key deduplication
+   lets the new run through. Asking again for an item whose every run was deleted reuses its key, which no
+   remaining run holds.
 
-The cursor is JSON: `after` (the last folder name that needs nothing more), `observed` (the last operator
-observation looked at) and `ticks`.
+The cursor is JSON: `after` (the last folder name that needs nothing more) and `ticks`.
 """
 
 import json
@@ -24,7 +29,7 @@ from dataclasses import asdict, dataclass
 import dagster as dg
 from dagster._core.definitions.target import ExecutableDefinition
 
-from snowplow_assets.defs.manifests.manifest_locks import resolved_since, startable_runs
+from snowplow_assets.defs.manifests.manifest_locks import startable_runs, waiting_runs
 from snowplow_assets.defs.manifests.processing_manifest import ItemKind
 from snowplow_assets.defs.resources import LakeResource
 from snowplow_assets.lake import Lake
@@ -37,7 +42,6 @@ from snowplow_assets.storage import LakeFileSystem
 @dataclass(frozen=True)
 class FolderSensorCursor:
     after: str | None = None
-    observed: int | None = None
     ticks: int = 0
 
     @classmethod
@@ -45,7 +49,7 @@ class FolderSensorCursor:
         if not text:
             return cls()
         data = json.loads(text)
-        return cls(data.get("after"), data.get("observed"), int(data.get("ticks", 0)))
+        return cls(data.get("after"), int(data.get("ticks", 0)))
 
     def dump(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -73,13 +77,13 @@ def evaluate_folder_sensor(
         pattern=kind.pattern,
         start_after=None if full else cursor.after,
     )
-    resolved, observed = resolved_since(instance, kind, cursor.observed, limit=settings.sensor_chunk_size)
-    candidates = list(dict.fromkeys([*scan.ready, *resolved]))
-    check = startable_runs(instance, kind, candidates, discovered=dict.fromkeys(scan.ready, sensor_name))
+    new = startable_runs(instance, kind, scan.ready, discovered=dict.fromkeys(scan.ready, sensor_name))
+    waiting = waiting_runs(instance, kind, limit=settings.sensor_chunk_size)
+    runs = list({run.name: run for run in [*new.startable, *waiting]}.values())
 
     context.log.info(
         f"{'listed all' if full else 'listed after ' + repr(cursor.after)}: {scan.listed} folders, "
-        f"{len(scan.ready)} new and ready, {len(resolved)} resolved, {len(check.startable)} runs requested"
+        f"{len(scan.ready)} new and ready, {len(waiting)} registered waiting for a run, {len(runs)} runs requested"
     )
     if scan.ignored:
         context.log.warning(f"ignoring {len(scan.ignored)} folders whose names do not fit: {shown(scan.ignored)}")
@@ -87,14 +91,14 @@ def evaluate_folder_sensor(
         context.log.info(f"{len(scan.waiting)} not ready yet: {shown(scan.waiting)}")
     if scan.empty:
         context.log.warning(f"{len(scan.empty)} folders hold no data files: {shown(scan.empty)}")
-    for reason in check.refused.values():
+    for reason in new.refused.values():
         context.log.info(f"no run: {reason}")
     return dg.SensorResult(
-        run_requests=[dg.RunRequest(partition_key=s.name, run_key=s.run_key) for s in check.startable],
+        run_requests=[dg.RunRequest(partition_key=s.name, run_key=s.run_key) for s in runs],
         dynamic_partitions_requests=(
             [dg.AddDynamicPartitionsRequest(kind.partitions_def, scan.ready)] if scan.ready else []
         ),
-        cursor=FolderSensorCursor(scan.handled_through, observed, cursor.ticks + 1).dump(),
+        cursor=FolderSensorCursor(scan.handled_through, cursor.ticks + 1).dump(),
     )
 
 

@@ -3,16 +3,24 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import boto3
+import click
 import dagster as dg
 import pytest
+from dagster._core.storage.tags import RUN_KEY_TAG, SENSOR_NAME_TAG
 from dagster_aws.s3 import S3Resource
 
+from snowplow_assets.cli.item_runs import process_items
+from snowplow_assets.cli.process import SHREDDING
 from snowplow_assets.defs.manifests.operator_actions import record_operator_action
-from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS
+from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest
 from snowplow_assets.defs.resources import LakeResource
 from snowplow_assets.defs.sensors.enriched_run_folders import enriched_run_folders
+from snowplow_assets.processing import State
+from snowplow_assets.settings import Settings
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.defs.manifest_runs import create_run, fail, start, succeed
+
+SENSOR = "enriched_run_folders"
 
 
 @pytest.fixture
@@ -33,6 +41,29 @@ def apply(instance, result: dg.SensorResult) -> None:
         instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
 
 
+def launch(instance, job, result: dg.SensorResult) -> dict[str, dg.DagsterRun]:
+    """What the daemon does with a result, before the next tick: registers its partitions, then creates a run
+    per request, tagged with its run key and the sensor, and not started yet (each holds its item's lock)."""
+    apply(instance, result)
+    return {
+        request.partition_key: instance.create_run_for_job(
+            job,
+            tags={"dagster/partition": request.partition_key, RUN_KEY_TAG: request.run_key, SENSOR_NAME_TAG: SENSOR},
+            status=dg.DagsterRunStatus.NOT_STARTED,
+        )
+        for request in result.run_requests
+    }
+
+
+def shredded_at_once(instance, result: dg.SensorResult) -> None:
+    """What the daemon and the runs it starts do with a result, in short: the partitions are registered and
+    each requested folder is shredded, recorded as a materialisation of its item (Processed). Creating a
+    thousand real runs would take this machine half a minute."""
+    apply(instance, result)
+    for request in result.run_requests:
+        instance.report_runless_asset_event(dg.AssetMaterialization("shredded_types", partition=request.partition_key))
+
+
 def test_the_sensor_starts_only_what_the_manifest_allows(definitions, memory_instance, lake, no_spark_needed):
     instance, job = memory_instance, definitions.resolve_job_def("shred_enriched_run")
     new, failed, processed, running, skipped = (f"run=2026-03-04-0{h}-00-00" for h in range(5))
@@ -51,7 +82,7 @@ def test_the_sensor_starts_only_what_the_manifest_allows(definitions, memory_ins
     assert [(r.partition_key, r.run_key) for r in first.run_requests] == [(new, new)]
     [add] = first.dynamic_partitions_requests
     assert list(add.partition_keys) == [new, failed, processed, running, skipped], "registered, but not started"
-    apply(instance, first)
+    launch(instance, job, first)
 
     resolved = record_operator_action(instance, RUN_FOLDERS, failed, "resolve", "bad line removed upstream")
     second = tick(instance, definitions.resources["lake"], first.cursor)
@@ -59,9 +90,46 @@ def test_the_sensor_starts_only_what_the_manifest_allows(definitions, memory_ins
         (failed, f"{failed}#{resolved.records[-1].id}")
     ]
     assert not second.dynamic_partitions_requests
+    launch(instance, job, second)
 
     third = tick(instance, definitions.resources["lake"], second.cursor)
     assert third.run_requests == [], "a resolution starts one run, once"
+
+
+def test_the_sensor_starts_registered_items_no_run_took_up(definitions, memory_instance, lake, no_spark_needed):
+    """`process --run X` registers every new ready folder but runs only X, or, as here, refuses X once it has
+    registered them; a failed run deleted in the UI sends its folder back to New. The listing passes over
+    registered folders: the manifest says which are waiting for a run, and each gets one, once."""
+    instance, job = memory_instance, definitions.resolve_job_def("shred_enriched_run")
+    failed, first_new, second_new = (f"run=2026-03-05-0{h}-00-00" for h in range(3))
+    for name in (failed, first_new, second_new):
+        write_run_folder(lake, name, ["x"])
+    instance.add_dynamic_partitions("enriched_runs", [failed])
+    fail(instance, create_run(instance, job, failed), "shred", "ValueError: boom")
+    with pytest.raises(click.ClickException, match="is Failed"):
+        process_items(instance, Settings(), SHREDDING, lambda line: None, requested=[failed])
+    assert sorted(instance.get_dynamic_partitions("enriched_runs")) == [failed, first_new, second_new]
+
+    first = tick(instance, definitions.resources["lake"])
+    assert [(r.partition_key, r.run_key) for r in first.run_requests] == [
+        (first_new, first_new),
+        (second_new, second_new),
+    ]
+    assert not first.dynamic_partitions_requests, "nothing new in the lake"
+    runs = launch(instance, job, first)
+
+    second = tick(instance, definitions.resources["lake"], first.cursor)
+    assert second.run_requests == [], "a queued run holds its item"
+    start(instance, runs[second_new])
+    fail(instance, runs[first_new], "shred", "OSError: the disk is full")
+    instance.delete_run(runs[first_new].run_id)
+    assert ProcessingManifest(instance).item(RUN_FOLDERS, first_new).state is State.NEW
+
+    third = tick(instance, definitions.resources["lake"], second.cursor)
+    assert [(r.partition_key, r.run_key) for r in third.run_requests] == [(first_new, first_new)]
+    assert not instance.get_runs(dg.RunsFilter(tags={RUN_KEY_TAG: first_new})), "Dagster lets the key through"
+    launch(instance, job, third)
+    assert tick(instance, definitions.resources["lake"], third.cursor).run_requests == []
 
 
 @pytest.fixture
@@ -104,13 +172,13 @@ def test_on_s3_the_sensor_pages_keeps_a_cursor_and_finds_late_folders(
 
     def step(cursor):
         result = tick(instance, lake, cursor)
-        apply(instance, result)
+        shredded_at_once(instance, result)
         requested.extend(r.run_key for r in result.run_requests)
         return result, json.loads(result.cursor)
 
     first, cursor = step(None)  # a full listing: 1,051 folders over two pages; the first chunk
     assert [r.partition_key for r in first.run_requests] == FOLDERS[:500]
-    assert cursor == {"after": FOLDERS[499], "observed": None, "ticks": 1}
+    assert cursor == {"after": FOLDERS[499], "ticks": 1}
 
     second, cursor = step(first.cursor)  # only what sorts after the cursor; the waiting folder holds it back
     assert [r.partition_key for r in second.run_requests] == FOLDERS[500:WAITING] + FOLDERS[WAITING + 1 : 1001]
