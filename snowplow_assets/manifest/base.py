@@ -200,12 +200,18 @@ class EventManifest(abc.ABC):
         """Record what `batches` loaded (`entries`: `run, etl_time, event_id, fingerprint, renamed`) as their owners.
 
         `event_id` is the event's original id and `renamed` says whether the batch loaded it under a new
-        one. Who owns a key among the given batches: `owners`. A live entry of any other batch keeps its
-        key. Keys whose owner's entry would already have expired are not recorded.
+        one. A batch whose entries would already have expired records nothing, and is left out before the
+        owners are chosen: who owns a key among the remaining batches is `owners`. A live entry of any
+        other batch keeps its key.
         """
-        live = [batch for batch in batches if batch.ttl(self.ttl_days) > self.now()]
-        owned = owners(entries, claim_ids, self.ttl_days).where(F.col("ttl") > self.now())
-        return self._record_owned(live, owned, work)
+        now = self.now()
+        live = [batch for batch in batches if batch.ttl(self.ttl_days) > now]
+        # Expired batches go first, not after the owners are chosen: the manifest ignored an expired entry,
+        # so a later batch that loaded the key again once it had expired recorded it, and owns it here too.
+        # Were the owners chosen first, the expired batch would win the key by its earlier etlTime and record
+        # nothing.
+        unexpired = entries.where(F.col("etl_time") + F.lit(self.ttl_days * SECONDS_PER_DAY) > F.lit(now))
+        return self._record_owned(live, owners(unexpired, claim_ids, self.ttl_days), work)
 
     @abc.abstractmethod
     def _record_owned(self, batches: list[Batch], owned: DataFrame, work: str) -> dict[str, int]:

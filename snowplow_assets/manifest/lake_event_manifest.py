@@ -299,6 +299,12 @@ class LakeEventManifest(EventManifest):
         observation = Observation("lake_event_manifest_populate")
         (
             pairs.unionByName(claims)
+            # Spark would escape the "=" of a run folder name in a partition folder; the time part is safe.
+            .withColumn("_batch", F.substring("run", 5, 19))
+            .repartition("_batch")
+            # Counted after the shuffle, in the stage that writes. Below it, the counts would be lost whenever
+            # its output is empty (nothing to record): adaptive execution then replaces the write's sort with
+            # an empty relation and drops the finished stage that counted, and its metrics, from the plan.
             .observe(
                 observation,
                 F.count_if(is_pair & ~is_held).alias("pairs_recorded"),
@@ -307,9 +313,7 @@ class LakeEventManifest(EventManifest):
                 F.count_if(~is_pair & is_held).alias("ids_held"),
             )
             .where(~is_held)
-            # Spark would escape the "=" of a run folder name in a partition folder; the time part is safe.
-            .select("event_id", "fingerprint", "run", "etl_time", "ttl", F.substring("run", 5, 19).alias("_batch"))
-            .repartition("_batch")
+            .select("event_id", "fingerprint", "run", "etl_time", "ttl", "_batch")
             .write.partitionBy("_batch")
             .parquet(self.fs.spark_path(work))
         )

@@ -10,11 +10,15 @@ they had been processed with the manifest (base.py `populate` and `owners`):
 - with cross-batch synthetic dedup on, an id claim for every original event_id, owned by the batch that
   loaded the event under that id;
 - each batch's etlTime is the earliest etl_tstamp of its output (the run folder's time if it has none).
+  The shred's was the earliest of every good line it read, the copies it dropped and the events the
+  manifest could not check included; the output does not record it, so a populated etlTime, and the
+  entries' ttl, can be later than the shred's (README, Back-filling).
 
-So populating from the output of batches that were processed with the manifest records exactly what
-their check-and-sets recorded. Entries held by a batch that is not being populated stay with it, so
-populating is safe on a manifest in use and can be repeated; the batches populated are rewritten as a
-whole, which is also how a lake manifest that lost a batch's entry folder is repaired.
+So populating from the output of batches that were processed with the manifest records every key their
+check-and-sets recorded, for the batch that recorded it; a batch whose entries have expired records
+nothing. Entries held by a batch that is not being populated stay with it, so populating is safe on a
+manifest in use and can be repeated; the batches populated are rewritten as a whole, which is also how a
+lake manifest that lost a batch's entry folder is repaired.
 """
 
 from __future__ import annotations

@@ -1,11 +1,32 @@
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 
+import pytest
+
 from snowplow_assets.lake import Lake
-from snowplow_assets.manifest.base import HELD, ID_CLAIM, PAIR
-from snowplow_assets.manifest.populate import shredded_runs_since
+from snowplow_assets.manifest.base import HELD, ID_CLAIM, PAIR, Batch, EventManifest, run_folder_time
+from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbEventManifest
+from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
+from snowplow_assets.manifest.populate import populate_event_manifest, shredded_runs_since
 from snowplow_assets.storage import LocalFileSystem
-from snowplow_assets_tests.manifest.conftest import B1, B2, B3, A, Y
+from snowplow_assets_tests.manifest.conftest import (
+    B1,
+    B2,
+    B3,
+    NOW,
+    A,
+    D,
+    MovableClock,
+    Y,
+    line,
+    new_table,
+    write_shredded_output,
+)
+
+# A batch whose entries expired 180 days after its etlTime, long before NOW, and a later one.
+EXPIRED, LATER_RUN = "run=2025-08-01-10-00-00", "run=2026-03-01-10-00-00"
+EXPIRED_ETL, LATER_ETL = "2025-08-01 10:05:00.000", "2026-03-01 10:05:00.000"
+POPULATE_COUNTS = ("pairs_recorded", "ids_claimed", "pairs_held", "ids_held")
 
 
 def test_populating_from_shredded_output_records_what_the_live_manifest_recorded(scenario):
@@ -36,3 +57,77 @@ def test_only_complete_output_from_the_date_onwards_is_populated(tmp_path):
     Path(lake.uri("shredded", "good", "not-a-run")).mkdir()
     assert shredded_runs_since(fs, lake, date(2026, 3, 1)) == ["run=2026-03-01-00-00-00", "run=2026-03-03-10-00-00"]
     assert shredded_runs_since(fs, lake, date(2026, 3, 4)) == []
+
+
+def empty_manifest(backend: str, place: Path, moto_server: str, clock: MovableClock) -> EventManifest:
+    if backend == "lake":
+        return LakeEventManifest(LocalFileSystem(), Lake(str(place / "manifest")), clock=clock)
+    return DynamoDbEventManifest(new_table(moto_server, place.name[:20]), LocalFileSystem(), clock=clock)
+
+
+def held(spark, manifest: EventManifest, keys: list[tuple[str, str | None]]) -> dict[tuple[str, str | None], str]:
+    found = manifest.lookup(spark.createDataFrame(keys, "event_id STRING, fingerprint STRING")).collect()
+    return {(r.event_id, r.fingerprint): r.run for r in found}
+
+
+@pytest.mark.parametrize("backend", ["lake", "dynamodb"])
+def test_a_batch_that_loaded_a_key_again_after_its_entry_expired_owns_it_when_populated(
+    spark, tmp_path, moto_server, backend
+):
+    # The earlier batch's entry of A had expired when the later batch was shredded, so the later batch loaded
+    # A again and recorded it (README, Expiry). Populated, the earlier batch is expired and must not win A.
+    lake, clock = Lake(str(tmp_path / "lake")), MovableClock(NOW)
+    write_shredded_output(lake, EXPIRED, [line(A, "fpA", EXPIRED_ETL)])
+    write_shredded_output(lake, LATER_RUN, [line(A, "fpA", LATER_ETL), line(D, "fpD", LATER_ETL)])
+    manifest = empty_manifest(backend, tmp_path, moto_server, clock)
+
+    report = populate_event_manifest(lambda: spark, LocalFileSystem(), lake, manifest, date(2025, 7, 1), True)
+
+    assert report.runs == [EXPIRED, LATER_RUN]
+    assert {name: report.counts[name] for name in POPULATE_COUNTS} == {
+        "pairs_recorded": 2, "ids_claimed": 2, "pairs_held": 0, "ids_held": 0
+    }  # fmt: skip
+    keys = [(A, "fpA"), (A, None), (D, "fpD"), (D, None)]
+    assert held(spark, manifest, keys) == dict.fromkeys(keys, LATER_RUN)
+    # So a further copy of A is dropped, as the manifest the shreds wrote would drop it, not loaded a third time.
+    copy = spark.createDataFrame([(A, "fpA")], "event_id STRING, fingerprint STRING")
+    check = manifest.check_and_set(copy, Batch("run=2026-03-05-10-00-00", 1772704800), True, str(tmp_path / "w"))
+    assert {(r.event_id, r.fingerprint, r.kind): r.status for r in check.findings.collect()} == {
+        (A, "fpA", PAIR): HELD, (A, None, ID_CLAIM): HELD
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", ["lake", "dynamodb"])
+@pytest.mark.parametrize("with_empty_batch", [False, True], ids=["every-batch-expired", "the-live-batch-empty"])
+def test_a_populate_with_nothing_to_record_counts_zero_and_rewrites_the_live_batches(
+    spark, tmp_path, moto_server, backend, with_empty_batch
+):
+    lake, fs = Lake(str(tmp_path / "lake")), LocalFileSystem()
+    clock = MovableClock(datetime(2025, 8, 2, tzinfo=timezone.utc))
+    write_shredded_output(lake, EXPIRED, [line(A, "fpA", EXPIRED_ETL)])
+    manifest = empty_manifest(backend, tmp_path, moto_server, clock)
+    first = populate_event_manifest(lambda: spark, fs, lake, manifest, date(2025, 7, 1), claim_ids=True)
+    assert (first.counts["pairs_recorded"], first.counts["ids_claimed"]) == (1, 1)
+    version = manifest.read_index().version if isinstance(manifest, LakeEventManifest) else None
+
+    # Populated again once its entries expired, beside (or without) a complete batch that loaded no event.
+    clock.now = NOW
+    if with_empty_batch:
+        write_shredded_output(lake, LATER_RUN, [])
+    report = populate_event_manifest(lambda: spark, fs, lake, manifest, date(2025, 7, 1), claim_ids=True)
+
+    assert report.runs == ([EXPIRED, LATER_RUN] if with_empty_batch else [EXPIRED])
+    assert set(report.counts) >= set(POPULATE_COUNTS) and not any(report.counts.values())
+    if backend == "lake":
+        assert isinstance(manifest, LakeEventManifest)
+        index = manifest.read_index()
+        assert version is not None and index.version > version  # published, not given up on
+        assert list(index.batches) == ([LATER_RUN] if with_empty_batch else [])
+        if with_empty_batch:
+            entry = index.batches[LATER_RUN]
+            assert entry.folder is None and entry.etl_time == int(run_folder_time(LATER_RUN).timestamp())
+        assert list(Path(manifest.lake.event_manifest_entries).iterdir()) == []  # the expired folder is gone
+        assert held(spark, manifest, [(A, "fpA"), (A, None)]) == {}
+    else:
+        # Nothing was put: the expired items stay until the table's TTL deletes them, ignored until then.
+        assert held(spark, manifest, [(A, "fpA"), (A, None)]) == {(A, "fpA"): EXPIRED, (A, None): EXPIRED}
