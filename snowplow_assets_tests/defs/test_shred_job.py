@@ -6,6 +6,7 @@ from pyspark.sql import SparkSession
 
 from snowplow_assets.defs.sensors.enriched_run_folders import enriched_run_folders
 from snowplow_assets_tests.conftest import write_run_folder
+from snowplow_assets_tests.defs.sensors.test_enriched_run_folders import launch
 from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
 
 
@@ -120,7 +121,8 @@ def test_sensor_registers_ready_folders_in_chunks_without_spark(definitions, ins
         "run=2026-03-01-10-00-00",
         "run=2026-03-01-11-00-00",
     ]
-    instance.add_dynamic_partitions("enriched_runs", list(add.partition_keys))
+    # The daemon registers the partitions and creates the runs, which take the items up: not requested again.
+    launch(instance, definitions.resolve_job_def("shred_enriched_run"), first)
 
     with dg.build_sensor_context(instance=instance, resources=resources) as context:
         second = enriched_run_folders(context)
