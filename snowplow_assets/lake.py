@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-RUN_FOLDER = re.compile(r"^run=\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}$")
+# [0-9], not \d: Python's \d takes every Unicode digit, and `run=٢٠٢٦-…` is no run folder (nor a date).
+_RUN = r"run=[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}"
+RUN_FOLDER = re.compile(rf"^{_RUN}$")
 SHREDDING_COMPLETE = "shredding_complete.json"
 WEB_MODEL = re.compile(r"^[a-z][a-z_]*$")
 
@@ -22,7 +24,7 @@ def validate_run_folder(name: str) -> str:
     return name
 
 
-EVENT_MANIFEST_FOLDER = re.compile(r"^(run=\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})\.([0-9a-f]{16})$")
+EVENT_MANIFEST_FOLDER = re.compile(rf"^({_RUN})\.([0-9a-f]{{16}})$")
 
 
 def validate_event_manifest_folder(name: str) -> str:

@@ -349,7 +349,7 @@ def read_parquet_files(spark: SparkSession, fs: LakeFileSystem, files: list[str]
         if schema is None:
             raise ValueError("no files to read and no schema for an empty frame")
         return spark.createDataFrame([], schema)
-    paths = [fs.spark_path(f) for f in files]
+    paths = [fs.spark_file_path(f) for f in files]
     reader = spark.read if schema is None else spark.read.schema(schema)
     if not all(path.startswith("file:") for path in paths):
         return reader.parquet(*paths)

@@ -8,9 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from snowplow_assets.storage.base import FileEntry, LakeFileSystem, data_files, is_data_file, listing_order, path_below
+from snowplow_assets.storage.base import (
+    FileEntry,
+    LakeFileSystem,
+    data_files,
+    is_data_file,
+    listing_order,
+    path_below,
+    publishing_order,
+)
 from snowplow_assets.storage.local import LocalFileSystem
-from snowplow_assets.storage.s3 import S3FileSystem, parse_s3_uri
+from snowplow_assets.storage.s3 import DeleteError, S3FileSystem, parse_s3_uri
 
 
 def filesystem_for(root: str, s3_client: Any = None, s3_scheme: str | None = None) -> LakeFileSystem:
@@ -34,6 +42,7 @@ def filesystem_for(root: str, s3_client: Any = None, s3_scheme: str | None = Non
 
 
 __all__ = [
+    "DeleteError",
     "FileEntry",
     "LakeFileSystem",
     "LocalFileSystem",
@@ -43,4 +52,5 @@ __all__ = [
     "is_data_file",
     "listing_order",
     "path_below",
+    "publishing_order",
 ]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import abc
+import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -43,6 +44,28 @@ def data_files(folder: str, files: Iterable[FileEntry]) -> list[FileEntry]:
     return [f for f in files if all(is_data_file(part) for part in path_below(folder, f).split("/"))]
 
 
+def publishing_order(path: str) -> tuple[tuple[bool, str], ...]:
+    """The sort key of the order in which a tree's files are copied where a move copies file by file (S3),
+    by their `path` below the tree: every folder's markers (`_…` and `.…` names: `_batch.json`,
+    `_latest.json`, `_SUCCESS`) after everything else in that folder, its sub-folders included; otherwise
+    key order.
+
+    Readers take a folder with its marker as complete (cdc/batches.list_batches by `_batch.json`, the
+    readiness of input folders by `_SUCCESS`), so a copy that stops part-way must not have written the
+    marker yet. In plain key order `_` sorts before every lower-case letter, so `_batch.json` would be
+    copied before `deleted/` and `rows/`, and `_latest.json` before the `part-*` files beside it. One rule
+    for every folder, at any depth, covers every tree published by `move` or `replace_tree`, whichever
+    marker it carries and wherever it sits.
+    """
+    *folders, name = path.split("/")
+    return (*((False, folder) for folder in folders), (not is_data_file(name), name))
+
+
+# What Hadoop expands in a path Spark reads (FileSystem.globStatus), even in a file's own name: a listed
+# `x*.txt` would also read `xy.txt`, and `b[1].txt` would match only `b1.txt`. A backslash escapes them.
+_HADOOP_GLOB = re.compile(r"([\\*?\[\]{}])")
+
+
 class LakeFileSystem(abc.ABC):
     @abc.abstractmethod
     def list_dir(self, uri: str, start_after: str | None = None) -> list[FileEntry]:
@@ -72,11 +95,14 @@ class LakeFileSystem(abc.ABC):
 
     @abc.abstractmethod
     def delete(self, uri: str) -> None:
-        """Remove a file or a folder tree; a missing path is not an error."""
+        """Remove a file or a folder tree; a missing path is not an error, a file left in place is
+        (OSError naming it). Where files go one by one (S3), in the reverse of `publishing_order`: a
+        folder's markers first."""
 
     @abc.abstractmethod
     def move(self, source: str, target: str) -> None:
-        """Move a file or folder tree to a target that does not exist yet."""
+        """Move a file or folder tree to a target that does not exist yet. Where files are copied one by
+        one (S3), in `publishing_order`: a folder's markers last."""
 
     @abc.abstractmethod
     def make_dirs(self, uri: str) -> None:
@@ -86,8 +112,27 @@ class LakeFileSystem(abc.ABC):
     def spark_path(self, uri: str) -> str:
         """The path Spark's Hadoop filesystem layer understands for a lake URI."""
 
+    def spark_file_path(self, uri: str) -> str:
+        """The path to hand Spark to read exactly the file `uri`, one that a listing found.
+
+        Hadoop's glob characters in it are escaped (`_HADOOP_GLOB`), so the file is read whatever its name.
+        A colon in the file's name is refused here, naming the file, before Spark starts: Hadoop makes a
+        path of a name relative to its folder (the local file system's `.<name>.crc` checksum file, a glob's
+        matches) and takes `a:` as a URI scheme, so such a file fails the read (URISyntaxException). A colon
+        in a folder above it does no harm. The file is an error rather than skipped: a reader that passed
+        over it would count its lines nowhere.
+        """
+        name = uri.rstrip("/").rsplit("/", 1)[-1]
+        if ":" in name:
+            raise ValueError(
+                f"cannot read {uri!r}: Spark's Hadoop file system cannot read a file whose name holds a ':' "
+                "(it takes the part before it as a URI scheme); rename the file without one"
+            )
+        return _HADOOP_GLOB.sub(r"\\\1", self.spark_path(uri))
+
     def replace_tree(self, source: str, target: str) -> None:
-        """Put the `source` folder in place of `target`. Atomic where a folder rename is."""
+        """Put the `source` folder in place of `target`. Atomic where a folder rename is; elsewhere (S3)
+        `target` is incomplete for a while, and `move` copies its markers last (`publishing_order`)."""
         if self.exists(target):
             retired = f"{target.rstrip('/')}.replaced-{uuid.uuid4().hex[:12]}"
             self.move(target, retired)

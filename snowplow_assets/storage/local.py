@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-import tempfile
+import uuid
 from pathlib import Path
 from typing import BinaryIO
 
@@ -15,19 +16,19 @@ class LocalFileSystem(LakeFileSystem):
             entries = list(os.scandir(uri))
         except (FileNotFoundError, NotADirectoryError):
             return []
-        listed = sorted((_entry(e) for e in entries), key=listing_order)
+        listed = sorted((entry for e in entries if (entry := _entry(e)) is not None), key=listing_order)
         if start_after is None:
             return listed
         after = start_after + "/\U0010ffff"
         return [e for e in listed if listing_order(e) > after]
 
     def list_files(self, uri: str) -> list[FileEntry]:
-        found: list[FileEntry] = []
-        for directory, _dirs, files in os.walk(uri):
-            for name in files:
-                path = os.path.join(directory, name)
-                stat = os.stat(path)
-                found.append(FileEntry(path, name, False, stat.st_size, stat.st_mtime))
+        found = [
+            entry
+            for directory, _dirs, files in os.walk(uri)
+            for name in files
+            if (entry := _file_entry(os.path.join(directory, name), name)) is not None
+        ]
         return sorted(found, key=lambda e: e.uri)
 
     def exists(self, uri: str) -> bool:
@@ -42,10 +43,18 @@ class LocalFileSystem(LakeFileSystem):
     def write_text(self, uri: str, text: str) -> None:
         directory = os.path.dirname(uri)
         os.makedirs(directory, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=directory, prefix=".tmp-", delete=False) as f:
-            f.write(text)
-            temporary = f.name
-        os.replace(temporary, uri)
+        # Created with os.open's 0o666, so the umask gives it the mode any new file gets, as Spark's part files
+        # beside it have (tempfile's 0o600 made markers and indexes unreadable to other users). The hidden
+        # name keeps it out of every reader's data files until the rename.
+        temporary = os.path.join(directory, f".tmp-{uuid.uuid4().hex}")
+        try:
+            with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(temporary, uri)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(temporary)
+            raise
 
     def delete(self, uri: str) -> None:
         if os.path.isdir(uri) and not os.path.islink(uri):
@@ -67,6 +76,21 @@ class LocalFileSystem(LakeFileSystem):
         return "file://" + str(Path(uri).absolute())
 
 
-def _entry(e: os.DirEntry) -> FileEntry:
-    stat = e.stat()
-    return FileEntry(e.path, e.name, e.is_dir(), 0 if e.is_dir() else stat.st_size, stat.st_mtime)
+# A listing reads names first and their sizes and times after: a file renamed or removed in between (a writer
+# moving its output into place, as Spark's committer does) is not listed, as a listing a moment later would
+# not list it, instead of failing the whole listing (and with it a sensor's tick).
+def _entry(e: os.DirEntry) -> FileEntry | None:
+    try:
+        is_dir = e.is_dir()
+        stat = e.stat()
+    except FileNotFoundError:
+        return None
+    return FileEntry(e.path, e.name, is_dir, 0 if is_dir else stat.st_size, stat.st_mtime)
+
+
+def _file_entry(path: str, name: str) -> FileEntry | None:
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return FileEntry(path, name, False, stat.st_size, stat.st_mtime)

@@ -5,8 +5,13 @@ children of a folder, with `Delimiter='/'` so that a folder's contents are never
 sub-folders, and `StartAfter` so that a sensor with a cursor lists only what sorts after it.
 
 S3 has no rename: `move` copies every object and then deletes the originals, so it is not atomic, and
-`replace_tree` on S3 leaves a moment in which the target is incomplete. Readers of shredded output rely
-on `shredding_complete.json`, written last, as the Snowplow loaders do.
+`replace_tree` on S3 leaves a moment in which the target is incomplete. Readers rely on markers instead:
+`shredding_complete.json`, written last, as the Snowplow loaders do, and the markers at the root of the
+trees that are moved into place (a CDC batch's `_batch.json`, the latest view's `_latest.json`). So `move`
+copies a folder's markers after everything else in it (`publishing_order`), and `delete` removes them
+first, in a request of their own: a copy or a removal that stops part-way leaves a tree without its
+marker, never a marked tree with files missing. A key DeleteObjects could not remove is an error, not a
+leftover: it answers HTTP 200 with the keys it failed in `Errors`.
 
 **Spark.** A lake URI is handed to Spark with the scheme of the cluster's S3 filesystem: `s3a://` (Hadoop's
 S3A connector, from the hadoop-aws jar) by default, or `s3://` where the cluster provides it (EMRFS on
@@ -20,12 +25,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from snowplow_assets.storage.base import FileEntry, LakeFileSystem, listing_order
+from snowplow_assets.storage.base import FileEntry, LakeFileSystem, is_data_file, listing_order, publishing_order
 
 SPARK_SCHEMES = ("s3a", "s3")
 # Sorts after every key below a folder (UTF-8 orders U+10FFFF last), so StartAfter skips the whole folder.
 _AFTER_FOLDER = "/\U0010ffff"
 _DELETE_BATCH = 1000  # DeleteObjects takes at most 1,000 keys
+_ERRORS_SHOWN = 10  # keys a DeleteError names in its message (all are in its `uris`)
 
 
 @dataclass(frozen=True)
@@ -152,15 +158,31 @@ class S3FileSystem(LakeFileSystem):
 
     def delete(self, uri: str) -> None:
         location = parse_s3_uri(uri)
-        keys = [location.key] if location.key else []
-        keys += [
-            obj["Key"]
-            for page in self._pages(location.bucket, Prefix=location.folder_prefix)
-            for obj in page.get("Contents", [])
-        ]
-        for start in range(0, len(keys), _DELETE_BATCH):
-            batch = [{"Key": key} for key in keys[start : start + _DELETE_BATCH]]
-            self.client.delete_objects(Bucket=location.bucket, Delete={"Objects": batch, "Quiet": True})
+        prefix = location.folder_prefix
+        below = sorted(
+            (obj["Key"] for page in self._pages(location.bucket, Prefix=prefix) for obj in page.get("Contents", [])),
+            key=lambda key: publishing_order(key[len(prefix) :]),
+            reverse=True,
+        )
+
+        # The tree's own markers go first, in a request of their own: were one of them left while the files
+        # it vouches for went in the same request, the tree would still look complete.
+        def root_marker(key: str) -> bool:
+            path = key[len(prefix) :]
+            return "/" not in path and not is_data_file(path)
+
+        markers = [key for key in below if root_marker(key)]
+        others = ([location.key] if location.key else []) + [key for key in below if not root_marker(key)]
+        requests = [markers] if markers else []
+        requests += [others[start : start + _DELETE_BATCH] for start in range(0, len(others), _DELETE_BATCH)]
+        for keys in requests:
+            # One request after another, stopping at the first that fails, so that what a failure leaves
+            # is what the order above protects.
+            response = self.client.delete_objects(
+                Bucket=location.bucket, Delete={"Objects": [{"Key": key} for key in keys], "Quiet": True}
+            )
+            if response.get("Errors"):
+                raise DeleteError(location.bucket, response["Errors"])
 
     def move(self, source: str, target: str) -> None:
         if self.exists(target):
@@ -169,13 +191,16 @@ class S3FileSystem(LakeFileSystem):
         if self._object_exists(src):
             moves = [(src.key, dst.key)]
         else:
-            moves = [
-                (obj["Key"], dst.folder_prefix + obj["Key"][len(src.folder_prefix) :])
+            below = [
+                obj["Key"][len(src.folder_prefix) :]
                 for page in self._pages(src.bucket, Prefix=src.folder_prefix)
                 for obj in page.get("Contents", [])
             ]
-            if not moves:
+            if not below:
                 raise FileNotFoundError(source)
+            moves = [
+                (src.folder_prefix + path, dst.folder_prefix + path) for path in sorted(below, key=publishing_order)
+            ]
         for old, new in moves:
             self.client.copy_object(Bucket=dst.bucket, Key=new, CopySource={"Bucket": src.bucket, "Key": old})
         self.delete(source)
@@ -185,6 +210,19 @@ class S3FileSystem(LakeFileSystem):
 
     def spark_path(self, uri: str) -> str:
         return spark_s3_uri(uri, self.spark_scheme)
+
+
+class DeleteError(OSError):
+    """Objects that DeleteObjects left in place: `uris`, and S3's code and message for each."""
+
+    def __init__(self, bucket: str, errors: list[dict[str, str]]) -> None:
+        self.uris = [f"s3://{bucket}/{error['Key']}" for error in errors]
+        shown = "; ".join(
+            f"{uri} ({error.get('Code', '?')}: {error.get('Message', '')})"
+            for uri, error in zip(self.uris[:_ERRORS_SHOWN], errors)
+        )
+        more = f"; and {len(errors) - _ERRORS_SHOWN} more" if len(errors) > _ERRORS_SHOWN else ""
+        super().__init__(f"S3 could not delete {len(errors)} object(s): {shown}{more}")
 
 
 def _file(bucket: str, obj: dict[str, Any], name: str) -> FileEntry:

@@ -1,6 +1,10 @@
+import os
+import stat
+
 import pytest
 
-from snowplow_assets.storage import LocalFileSystem
+from snowplow_assets.storage import FileEntry, LocalFileSystem, publishing_order
+from snowplow_assets.storage.local import _entry, _file_entry
 
 
 def test_replace_tree_swaps_whole_folders(tmp_path):
@@ -49,3 +53,66 @@ def test_listing(tmp_path):
     assert [(e.name, e.size) for e in fs.list_files(str(tmp_path / "d"))] == [("g", 1), ("f", 3)]
     assert fs.list_dir(str(tmp_path / "missing")) == []
     assert fs.spark_path(str(tmp_path / "run=x")) == f"file://{tmp_path}/run=x"
+
+
+def test_a_file_gone_between_listing_and_stat_is_not_listed(tmp_path):
+    """A listing reads names, then each file's size and time: a writer renaming its output in between (a
+    committer moving part files into place) leaves a name whose stat fails. Both steps are taken here in turn
+    with a real rename between them."""
+    folder = tmp_path / "run=2026-01-01-00-00-00"
+    (folder / "_temporary").mkdir(parents=True)
+    (folder / "_temporary" / "part-0").write_text("x")
+    (folder / "part-1").write_text("y")
+    scanned = {e.name: e for e in os.scandir(folder)}
+    os.rename(folder / "_temporary" / "part-0", folder / "part-0")
+    os.rename(folder / "_temporary", folder / "_committed")
+    os.rename(folder / "part-1", folder / "part-9")
+
+    assert _entry(scanned["_temporary"]) is None, "a folder renamed since the scan"
+    assert _entry(scanned["part-1"]) is None, "a file renamed since the scan"
+    assert _file_entry(str(folder / "_temporary" / "part-0"), "part-0") is None
+    assert _file_entry(str(folder / "part-0"), "part-0") == FileEntry(
+        str(folder / "part-0"), "part-0", False, 1, (folder / "part-0").stat().st_mtime
+    )
+    fs = LocalFileSystem()
+    assert [e.name for e in fs.list_dir(str(folder))] == ["_committed", "part-0", "part-9"]
+    assert [e.name for e in fs.list_files(str(folder))] == ["part-0", "part-9"]
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_write_text_gives_the_mode_the_umask_gives_new_files(tmp_path, umask, mode):
+    """Markers and indexes are as readable as the part files Spark writes beside them."""
+    fs = LocalFileSystem()
+    previous = os.umask(umask)
+    try:
+        fs.write_text(str(tmp_path / "new.json"), "{}")
+        (tmp_path / "old.json").write_text("{}")
+        os.chmod(tmp_path / "old.json", 0o600)
+        fs.write_text(str(tmp_path / "old.json"), '{"v": 2}')
+        (tmp_path / "plain").touch()
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "plain").stat().st_mode) == mode
+    assert stat.S_IMODE((tmp_path / "new.json").stat().st_mode) == mode
+    assert stat.S_IMODE((tmp_path / "old.json").stat().st_mode) == mode, "a replaced file is a new file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.json", "old.json", "plain"]
+
+
+def test_spark_reads_a_listed_file_by_its_exact_name(tmp_path):
+    fs = LocalFileSystem()
+    assert fs.spark_file_path("/lake/run=a/x*.txt") == r"file:///lake/run=a/x\*.txt"
+    assert fs.spark_file_path("/lake/[b]/c{1,2}?\\d") == r"file:///lake/\[b\]/c\{1,2\}\?\\d"
+    assert fs.spark_file_path("/lake/x:y/part-0") == "file:///lake/x:y/part-0", "a colon in a folder reads"
+    with pytest.raises(ValueError, match=r"cannot read '/lake/run=a/a:b\.txt': .* holds a ':'"):
+        fs.spark_file_path("/lake/run=a/a:b.txt")
+
+
+def test_publishing_order_puts_every_folders_markers_after_the_rest_of_it():
+    paths = [
+        "_batch.json", "deleted/part-0", "rows/_SUCCESS", "rows/part-0", "rows/sub/part-1",
+        "_latest.json", "part-00000.parquet", ".hidden", "_temporary/0/part-2", "a/_m", "a/b/_m", "a/b/z",
+    ]  # fmt: skip
+    assert sorted(paths, key=publishing_order) == [
+        "_temporary/0/part-2", "a/b/z", "a/b/_m", "a/_m", "deleted/part-0", "part-00000.parquet",
+        "rows/part-0", "rows/sub/part-1", "rows/_SUCCESS", ".hidden", "_batch.json", "_latest.json",
+    ]  # fmt: skip

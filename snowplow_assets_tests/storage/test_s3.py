@@ -1,11 +1,15 @@
+import json
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
-from snowplow_assets.storage import S3FileSystem, filesystem_for
+from snowplow_assets.cdc.batches import BatchManifest, list_batches
+from snowplow_assets.lake import Lake
+from snowplow_assets.storage import DeleteError, S3FileSystem, filesystem_for, path_below
 from snowplow_assets.storage.s3 import parse_s3_uri, spark_s3_config, spark_s3_uri
 
 
@@ -127,3 +131,100 @@ def test_filesystem_for_builds_a_client_from_the_settings(monkeypatch, moto_serv
     assert fs.spark_path(f"s3://{bucket}/lake/x.json") == f"s3://{bucket}/lake/x.json"
     with pytest.raises(ValueError, match="unsupported lake root"):
         filesystem_for("gs://bucket/lake")
+
+
+def archive(s3: S3FileSystem, uri: str, text: str = "x") -> None:
+    """An object in S3's archive tier: CopyObject refuses it (ObjectNotInActiveTierError) until it is
+    restored, which makes a real copy fail part-way through a tree."""
+    location = parse_s3_uri(uri)
+    s3.client.put_object(Bucket=location.bucket, Key=location.key, Body=text.encode(), StorageClass="GLACIER")
+
+
+def below(s3: S3FileSystem, folder: str) -> list[str]:
+    return [path_below(folder, f) for f in s3.list_files(folder)]
+
+
+def test_a_copy_that_stops_part_way_leaves_no_marker(s3, bucket):
+    """In key order `_batch.json` and `_latest.json` sort before the files they vouch for and were copied
+    first: an interrupted batch was then listed as complete, with rows missing."""
+    lake = Lake(f"s3://{bucket}/lake")
+    manifest = BatchManifest(
+        model="customers", boundary_ms=1000, previous_boundary_ms=None, mode="full", reason="first", cut_at_ms=1,
+        spec="s", landings={"L1": "t"}, columns={}, previous_columns=None, skipped_columns={}, rows=5,
+        tombstones=1, records_read=6, files_read=1, landings_read=1,
+    )  # fmt: skip
+    staged = f"{lake.cdc_staging('0123abcd')}/customers"
+    put(s3, f"{staged}/_batch.json", manifest.to_json())
+    put(s3, f"{staged}/deleted/part-00000.parquet")
+    for i in range(5):
+        (archive if i == 2 else put)(s3, f"{staged}/rows/part-{i:05d}.parquet")
+    batch = lake.cdc_batch("customers", 1000)
+    with pytest.raises(ClientError, match="ObjectNotInActiveTierError"):
+        s3.replace_tree(staged, batch)
+    assert below(s3, batch) == ["deleted/part-00000.parquet", "rows/part-00000.parquet", "rows/part-00001.parquet"]
+    assert list_batches(s3, lake, "customers") == [], "a batch without its _batch.json is not complete"
+
+    # Once the object can be read, publishing again replaces the unmarked copy with the whole batch.
+    put(s3, f"{staged}/rows/part-00002.parquet")
+    s3.replace_tree(staged, batch)
+    assert list_batches(s3, lake, "customers") == [manifest]
+    assert len(below(s3, batch)) == 7 and not s3.exists(staged)
+    assert [e.name for e in s3.list_dir(lake.cdc_batches("customers"))] == ["boundary=1000"]
+
+    # The latest view's marker sits beside its part files, at the root of the tree.
+    staged = f"{lake.cdc_staging('4567abcd')}/customers"
+    put(s3, f"{staged}/_SUCCESS", "")
+    put(s3, f"{staged}/_latest.json", "{}")
+    put(s3, f"{staged}/part-00000.parquet")
+    archive(s3, f"{staged}/part-00001.parquet")
+    with pytest.raises(ClientError, match="ObjectNotInActiveTierError"):
+        s3.replace_tree(staged, lake.cdc_latest("customers"))
+    assert below(s3, lake.cdc_latest("customers")) == ["part-00000.parquet"]
+
+
+def deny_deletes(s3: S3FileSystem, bucket: str, *keys: str) -> None:
+    """A bucket policy that refuses DeleteObject on these keys: DeleteObjects then answers HTTP 200 with
+    them in `Errors`, as S3 does, and deletes the others."""
+    statement = {
+        "Effect": "Deny",
+        "Principal": "*",
+        "Action": "s3:DeleteObject",
+        "Resource": [f"arn:aws:s3:::{bucket}/{key}" for key in keys],
+    }
+    s3.client.put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [statement]}))
+
+
+def test_a_key_s3_could_not_delete_is_an_error_naming_it(s3, bucket):
+    base = f"s3://{bucket}/lake"
+    for name in ("f0", "f1", "f2"):
+        put(s3, f"{base}/src/{name}")
+    put(s3, f"{base}/good/shredding_complete.json", "{}")
+    tree = ["_batch.json", "deleted/part-0", "rows/part-0", "rows/part-1"]
+    for path in tree:
+        put(s3, f"{base}/batch/{path}")
+        put(s3, f"{base}/locked/{path}")
+    deny_deletes(
+        s3,
+        bucket,
+        "lake/src/f1",
+        "lake/good/shredding_complete.json",
+        "lake/batch/rows/part-1",
+        "lake/locked/_batch.json",
+    )
+
+    with pytest.raises(DeleteError, match=rf"could not delete 1 object\(s\): s3://{bucket}/lake/src/f1 \(AccessDenied"):
+        s3.move(f"{base}/src", f"{base}/dst")
+    assert below(s3, f"{base}/dst") == ["f0", "f1", "f2"] and below(s3, f"{base}/src") == ["f1"]
+
+    with pytest.raises(DeleteError, match="good/shredding_complete.json") as raised:
+        s3.delete(f"{base}/good/shredding_complete.json")
+    assert raised.value.uris == [f"{base}/good/shredding_complete.json"]
+    assert s3.exists(f"{base}/good/shredding_complete.json")
+
+    # A tree loses its marker first, in a request of its own: what a failure leaves is never marked.
+    with pytest.raises(DeleteError, match="batch/rows/part-1"):
+        s3.delete(f"{base}/batch")
+    assert below(s3, f"{base}/batch") == ["rows/part-1"]
+    with pytest.raises(DeleteError, match="locked/_batch.json"):
+        s3.delete(f"{base}/locked")
+    assert below(s3, f"{base}/locked") == tree, "nothing the marker vouches for goes while it stays"

@@ -1,0 +1,51 @@
+"""The readers of input folders (enriched run folders, CDC landings) read exactly the files listed."""
+
+import pytest
+
+from snowplow_assets.cdc import landing
+from snowplow_assets.events import reader
+from snowplow_assets.storage import LocalFileSystem
+
+# Each name is a Hadoop glob that, unescaped, would match another file here or none at all.
+GLOB_NAMES = ["x*.txt", "xy.txt", "b[1].txt", "b1.txt", "c{1,2}.txt", "c1.txt", "q?.txt", "qq.txt", "back\\slash"]
+
+
+def lines_read(spark, read, line_column, files):
+    return sorted(r[line_column] for r in read(spark, LocalFileSystem(), files).collect())
+
+
+# fmt: off
+READERS = pytest.mark.parametrize(("read", "line_column", "list_files"), [
+    (reader.read_lines, "line", reader.run_folder_files),
+    (landing.read_lines, "__line", landing.landing_files),
+])
+# fmt: on
+
+
+@READERS
+def test_a_file_name_is_not_a_glob(spark, tmp_path, read, line_column, list_files):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in GLOB_NAMES:
+        (folder / name).write_text(f"line of {name}\n")
+    fs = LocalFileSystem()
+    files = {f.name: f for f in list_files(fs, str(folder))}
+    assert sorted(files) == sorted(GLOB_NAMES)
+
+    assert lines_read(spark, read, line_column, [files["x*.txt"]]) == ["line of x*.txt"], "not xy.txt too"
+    assert lines_read(spark, read, line_column, [files["b[1].txt"]]) == ["line of b[1].txt"], "not b1.txt"
+    assert lines_read(spark, read, line_column, list(files.values())) == sorted(f"line of {n}" for n in GLOB_NAMES)
+
+
+@READERS
+def test_a_colon_in_a_file_name_is_an_error_naming_the_file(spark, tmp_path, read, line_column, list_files):
+    """Hadoop cannot read such a file (URISyntaxException: it takes `a:` for a scheme): the reader says so
+    before Spark starts, rather than skip the file and leave its lines uncounted."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "part-0").write_text("kept\n")
+    (folder / "a:b.txt").write_text("unreadable\n")
+    files = list_files(LocalFileSystem(), str(folder))
+    assert [f.name for f in files] == ["a:b.txt", "part-0"], "still a data file: the error is the reader's"
+    with pytest.raises(ValueError, match=rf"cannot read '{folder}/a:b\.txt': .* holds a ':'.*rename the file"):
+        read(spark, LocalFileSystem(), files)
