@@ -106,7 +106,8 @@ class ModelResult:
 
 
 class WebRun:
-    """The web models' work for one window. Use as a context manager: closing removes the run's staging."""
+    """The web models' work for one window. Use as a context manager: closing removes the run's staging, and
+    any that killed runs left."""
 
     def __init__(
         self,
@@ -138,7 +139,9 @@ class WebRun:
         self.close()
 
     def close(self) -> None:
-        self.fs.delete(self.staging)
+        # The parent of every run's staging folder (Lake.web_staging): a killed run leaves its own behind,
+        # and one web-models run at a time (the web_models pool) means no other run is using one.
+        self.fs.delete(self.staging.rsplit("/", 1)[0])
 
     # The window, read once ------------------------------------------------------------------------------
 

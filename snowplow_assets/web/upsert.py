@@ -9,14 +9,37 @@ key the upsert could not reach.
 
 Writing: the new rows are staged (counted on the way) to learn their earliest day, unless the caller
 already knows a day none starts before; then the rewritten partitions are staged in full: old rows of
-those days minus replaced keys, plus new rows. Publishing swaps
-each staged day folder into place with a folder rename and removes days left without rows. Every day
-folder a reader lists is complete; a run that dies between two swaps leaves the model's last_success
-unchanged, so the next run recomputes the same window and rewrites the same days (upserts are idempotent).
+those days minus replaced keys, plus new rows. Publishing (`publish`) writes into each staged day folder the
+list of its data files (`_files.json`; readers skip `_` files), swaps the folder into place with
+`replace_tree`, and then removes the days left without rows. A run that dies between two swaps leaves the
+model's last_success unchanged, so the next run recomputes the same window and rewrites the same days
+(upserts are idempotent).
+
+A swap cut short: `replace_tree` moves the old day folder aside, to `start_date=<day>.replaced-<hex>`, moves
+the staged one in, then deletes the old one. A run killed within it leaves the old copy, whole or in part,
+next to a day folder that is missing, partial (on S3 a move copies file by file, and a delete removes them
+one by one) or complete. So `table_partitions`, the listing every read of a table goes through (the next
+run's reads and upserts, the checks), first puts back each day that has such a copy: the day keeps the
+first complete copy, its own folder before the old one, and the other copies are deleted. Its own folder is
+complete once the new files are all in (or before the old ones were moved out), and the old copy is
+complete from when it was moved aside until its deletion starts. A copy is complete when every file its
+list names is there: the list travels with its folder, so a copy cut short lacks the list or some of the
+files it names. A folder written before the lists has none; a copy of it cut short holds part of its files,
+so the day folder is kept if it holds every file of the old copy, and otherwise the old copy is. The day
+then holds all of its old rows or all of the killed run's, so every day a run reads is complete, and the
+next run rewrites it. The repair writes as it lists, which is safe because one web-models run at a time
+writes the tables (the `web_models` pool); a reader outside the runs may see a partial day until the next
+run has read the table.
+
+A removal cut short leaves part of a day whose every row has a newer row, under the same key, in a day
+already swapped in: as when a run dies between two swaps, a key may then have its old row too, until the
+next run rewrites the same days and removes that day again. A killed run's staged days are never read
+again; the next run removes them with its own staging (pipeline.WebRun.close).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -25,10 +48,13 @@ from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from snowplow_assets.lake import Lake
-from snowplow_assets.storage import LakeFileSystem
+from snowplow_assets.storage import LakeFileSystem, data_files, path_below
 
 PARTITION = "start_date"
+FILE_LIST = "_files.json"  # in each day folder: the names of its data files, a JSON list (module doc)
 _PARTITION_FOLDER = re.compile(r"^start_date=(\d{4}-\d{2}-\d{2})$")
+# The name replace_tree gives the old folder while it swaps a day (storage/base.py).
+_RETIRED_FOLDER = re.compile(r"^start_date=(\d{4}-\d{2}-\d{2})\.replaced-[0-9a-f]+$")
 
 
 @dataclass(frozen=True)
@@ -58,13 +84,54 @@ class UpsertReport:
 
 
 def table_partitions(fs: LakeFileSystem, lake: Lake, spec: TableSpec) -> dict[str, str]:
-    """day (YYYY-MM-DD) -> folder of every partition of a model's table; other entries are ignored."""
+    """day (YYYY-MM-DD) -> folder of every partition of a model's table; other entries are ignored.
+
+    Each day whose swap was cut short is put back first (module doc), so that no reader takes a partial day.
+    """
+    table = lake.web_model(spec.model)
+    entries = fs.list_dir(table)
+    retired: dict[str, list[str]] = {}
+    for entry in entries:
+        if entry.is_dir and (match := _RETIRED_FOLDER.fullmatch(entry.name)):
+            retired.setdefault(match.group(1), []).append(entry.uri)
+    if retired:
+        for day, copies in sorted(retired.items()):
+            _put_back(fs, f"{table}/{PARTITION}={day}", copies)
+        entries = fs.list_dir(table)
     found = {}
-    for entry in fs.list_dir(lake.web_model(spec.model)):
+    for entry in entries:
         match = _PARTITION_FOLDER.fullmatch(entry.name)
         if entry.is_dir and match:
             found[match.group(1)] = entry.uri
     return found
+
+
+def _put_back(fs: LakeFileSystem, day: str, retired: list[str]) -> None:
+    """Leave in `day` a complete copy of the day from among itself and its `retired` copies (module doc)."""
+    copies = [day, *retired]
+    present, listed = {}, {}
+    for copy in copies:
+        files = fs.list_files(copy)
+        present[copy] = {path_below(copy, f) for f in data_files(copy, files)}
+        has_list = any(path_below(copy, f) == FILE_LIST for f in files)
+        listed[copy] = set(json.loads(fs.read_text(f"{copy}/{FILE_LIST}"))) if has_list else None
+    complete = [c for c in copies if listed[c] is not None and listed[c] <= present[c]]
+    if complete:
+        kept = complete[0]
+    else:
+        # Folders from before the lists: a copy cut short holds part of its source's files, so a day folder
+        # that holds every file of the old copies is whole, and otherwise an old copy is.
+        unlisted = [c for c in retired if listed[c] is None] or retired
+        whole_day = listed[day] is None and all(present[day] >= present[c] for c in unlisted)
+        kept = day if whole_day else max(unlisted, key=lambda c: len(present[c]))
+    if kept != day:
+        # Each step leaves a state this function puts back the same way: the kept copy stays whole until
+        # it is in place, and a copy of it cut short is a subset of its files.
+        fs.delete(day)
+        fs.move(kept, day)
+    for copy in retired:
+        if copy != kept:
+            fs.delete(copy)
 
 
 def read_table(
@@ -146,18 +213,26 @@ def upsert(
         if not count and replaced_keys is None:
             return UpsertReport(0, None, [], [], observed, updated)
 
-    written = {
-        match.group(1): entry.uri
-        for entry in fs.list_dir(region_path)
-        if entry.is_dir and (match := _PARTITION_FOLDER.fullmatch(entry.name))
-    }
+    written, removed = publish(fs, lake, spec, region_path, floor)
+    return UpsertReport(count, floor, written, removed, observed, updated)
+
+
+def publish(fs: LakeFileSystem, lake: Lake, spec: TableSpec, region: str, floor: date) -> tuple[list[str], list[str]]:
+    """Put each day folder staged in `region` in place of the table's, then remove the table's other days
+    from `floor` on; return the days written and the days removed (module doc)."""
+    staged: dict[str, list[str]] = {}
+    for file in data_files(region, fs.list_files(region)):
+        folder, _, name = path_below(region, file).partition("/")
+        if (match := _PARTITION_FOLDER.fullmatch(folder)) and name:
+            staged.setdefault(match.group(1), []).append(name)
     table = lake.web_model(spec.model)
-    removed = sorted(d for d in table_partitions(fs, lake, spec) if d >= floor.isoformat() and d not in written)
-    for day in sorted(written):
-        fs.replace_tree(written[day], f"{table}/{PARTITION}={day}")
+    removed = sorted(d for d in table_partitions(fs, lake, spec) if d >= floor.isoformat() and d not in staged)
+    for day, names in sorted(staged.items()):
+        fs.write_text(f"{region}/{PARTITION}={day}/{FILE_LIST}", json.dumps(sorted(names)))
+        fs.replace_tree(f"{region}/{PARTITION}={day}", f"{table}/{PARTITION}={day}")
     for day in removed:
         fs.delete(f"{table}/{PARTITION}={day}")
-    return UpsertReport(count, floor, sorted(written), removed, observed, updated)
+    return sorted(staged), removed
 
 
 def _observed(observation: Observation, spec: TableSpec) -> tuple[int, str | None, dict[str, object]]:

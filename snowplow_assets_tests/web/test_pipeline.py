@@ -30,6 +30,7 @@ from snowplow_assets.web.variables import (
     USERS,
     WebVariables,
 )
+from snowplow_assets_tests.web.killed import Killed, KilledAfterMovingAside
 from snowplow_assets_tests.web.shredded import Event, ts, uid, write_shredded_run
 
 VARIABLES = WebVariables(start_date=date(2026, 3, 1))
@@ -372,3 +373,46 @@ def test_the_run_that_quarantines_a_session_builds_it_with_its_late_events_up_to
     sessions = {row[0]: row for row in tables[SESSIONS][0]}
     assert sessions[uid("q")][6] == 3  # q/home, q/1 and q/late; not q/past-cap
     assert [row[0] for row in tables[QUARANTINED_SESSIONS][0]] == [uid("q")]
+
+
+def test_a_run_killed_in_a_day_swap_loses_no_row_and_the_next_run_catches_up(spark, tmp_path):
+    """Killed once sessions moved the old day aside: page views have their new last_success, sessions and users
+    keep theirs. The next run reads the whole old day back, with s1, whose events are before its window, catches
+    sessions and users up and removes the killed run's staging; the tables are one full run's."""
+    day = ts("2026-03-01 00:00:00")
+    batches = {
+        "run=2026-03-01-00-45-00": (page_view("s1/home", "s1", "u1", day + m(30)), day + H),
+        "run=2026-03-01-12-15-00": (page_view("s2/home", "s2", "u2", day + 12 * H), day + 12 * H + m(30)),
+        "run=2026-03-01-20-15-00": (page_view("s3/home", "s3", "u3", day + 20 * H), day + 20 * H + m(30)),
+    }
+    fs = LocalFileSystem()
+    lake, full_lake = Lake(str(tmp_path / "incremental")), Lake(str(tmp_path / "full"))
+    manifest: dict = {}
+    for run, (events, now) in batches.items():
+        write_shredded_run(full_lake, run, events)
+        write_shredded_run(lake, run, events)
+        if run != list(batches)[-1]:
+            with WebRun(spark, fs, lake, VARIABLES, MODELS, manifest, now) as web:
+                manifest.update({model: web.build(model).last_success for model in MODELS})
+    killed = WebRun(spark, KilledAfterMovingAside(lake.web_model("sessions")), lake, VARIABLES, MODELS, manifest, now)
+    with pytest.raises(Killed):
+        for model in MODELS:
+            manifest[model] = killed.build(model).last_success
+    assert manifest == {**dict.fromkeys(MODELS[:3], day + 20 * H), **dict.fromkeys(MODELS[3:], day + 12 * H)}
+    assert killed.limits.lower > day + m(30)  # s1 is not rebuilt
+    assert fs.exists(killed.staging)  # a killed run closes nothing
+
+    with WebRun(spark, fs, lake, VARIABLES, MODELS, manifest, now) as web:
+        assert web.limits.state is RunState.OUT_OF_SYNC
+        assert {model: web.build(model).ran for model in MODELS} == {**dict.fromkeys(MODELS[:3], False),
+                                                                     SESSIONS: True, USERS: True}  # fmt: skip
+        outcomes = [c for model in MODELS for c in web.check(model)]
+    with WebRun(spark, fs, full_lake, VARIABLES, MODELS, {}, now) as web:
+        for model in MODELS:
+            web.build(model)
+    assert sorted(row[0] for row in table_rows(spark, lake, SESSIONS)) == sorted(uid(s) for s in ("s1", "s2", "s3"))
+    for model in MODELS:
+        assert table_rows(spark, lake, model) == table_rows(spark, full_lake, model), model
+    assert all(c.passed for c in outcomes), [c for c in outcomes if not c.passed]
+    assert [e.name for e in fs.list_dir(lake.web_model("sessions"))] == ["start_date=2026-03-01"]
+    assert not fs.exists(lake.uri("web", ".staging"))

@@ -1,14 +1,20 @@
 """Upserting a model's Parquet table: rows replaced by key, only the days from the lookback floor rewritten."""
 
+import itertools
+import json
 import os
+import re
+import uuid
 from datetime import date, datetime
 from pathlib import Path
 
+import boto3
 import pytest
 
 from snowplow_assets.lake import Lake
-from snowplow_assets.storage import LocalFileSystem
-from snowplow_assets.web.upsert import TableSpec, read_table, table_partitions, upsert
+from snowplow_assets.storage import LocalFileSystem, S3FileSystem, data_files, path_below
+from snowplow_assets.web.upsert import FILE_LIST, TableSpec, publish, read_table, table_partitions, upsert
+from snowplow_assets_tests.web.killed import Killed, KilledAfterMovingAside, KilledAtS3Request, KilledAtStep
 
 SPEC = TableSpec("things", key="id", schema="id STRING, value BIGINT, start_tstamp TIMESTAMP")
 
@@ -97,3 +103,108 @@ def test_table_paths_stay_inside_the_lake(tmp_path):
     with pytest.raises(ValueError):
         lake.web_staging("../x")
     assert lake.web_model("page_views") == f"{lake.root}/web/page_views"
+
+
+# A swap cut short -------------------------------------------------------------------------------------------
+
+
+def day_folder(lake, day):
+    return f"{lake.web_model(SPEC.model)}/start_date={day}"
+
+
+def held(fs, lake, day):
+    """The data files of a day, and the file list beside them (None without one)."""
+    folder = day_folder(lake, day)
+    files = fs.list_files(folder)
+    listed = json.loads(fs.read_text(f"{folder}/{FILE_LIST}")) if fs.exists(f"{folder}/{FILE_LIST}") else None
+    return sorted(path_below(folder, f) for f in data_files(folder, files)), listed
+
+
+def test_an_upsert_killed_between_the_renames_of_a_day_swap_loses_no_row(spark, tmp_path):
+    lake, fs = Lake(str(tmp_path / "lake")), LocalFileSystem()
+    staging = lake.web_staging("0123456789abcdef")
+    table = lake.web_model(SPEC.model)
+    first = rows(
+        spark, ("a", 1, "2026-03-01 10:00:00"), ("b", 1, "2026-03-01 11:00:00"), ("c", 1, "2026-03-02 10:00:00")
+    )
+    upsert(spark, fs, lake, SPEC, first, staging, 0)
+
+    # Only a is new; b shares its day. The run is killed once the old day is moved aside: the reviewer's state.
+    again = rows(spark, ("a", 2, "2026-03-01 10:00:00"))
+    with pytest.raises(Killed):
+        upsert(spark, KilledAfterMovingAside(table), lake, SPEC, again, staging, 0)
+    assert [re.sub("[0-9a-f]{12}$", "<hex>", e.name) for e in fs.list_dir(table)] == [
+        "start_date=2026-03-01.replaced-<hex>", "start_date=2026-03-02",
+    ]  # fmt: skip
+
+    # The first read puts the whole old day back; the next run's upsert of the same rows then rewrites it.
+    assert contents(spark, lake) == [("a", 1, "2026-03-01"), ("b", 1, "2026-03-01"), ("c", 1, "2026-03-02")]
+    report = upsert(spark, fs, lake, SPEC, again, staging, 0)
+    assert report.partitions_written == ["2026-03-01", "2026-03-02"]  # every day from the floor on
+    assert contents(spark, lake) == [("a", 2, "2026-03-01"), ("b", 1, "2026-03-01"), ("c", 1, "2026-03-02")]
+
+    # A swap that completes leaves the day folders alone, each with the list of its data files.
+    assert [e.name for e in fs.list_dir(table)] == ["start_date=2026-03-01", "start_date=2026-03-02"]
+    for day in ("2026-03-01", "2026-03-02"):
+        files, listed = held(fs, lake, day)
+        assert files and listed == files
+    assert [e.name for e in fs.list_dir(f"{staging}/{SPEC.model}/region") if e.is_dir] == []  # all moved in
+
+
+OLD = ["part-00000-0ld.c000.snappy.parquet", "part-00001-0ld.c000.snappy.parquet", "part-00002-0ld.c000.snappy.parquet"]
+NEW = ["part-00000-n3w.c000.snappy.parquet", "part-00001-n3w.c000.snappy.parquet", "part-00002-n3w.c000.snappy.parquet"]
+
+
+def stage_day(fs, lake, token, names):
+    region = f"{lake.web_staging(token)}/{SPEC.model}/region"
+    for name in names:
+        fs.write_text(f"{region}/start_date=2026-03-01/{name}", name)
+    fs.write_text(f"{region}/_SUCCESS", "")
+    return region
+
+
+@pytest.fixture(params=["local", "s3"])
+def killable_lakes(request, tmp_path):
+    """A function of a number n: a new lake, its file system, and the same file system killed at its n-th
+    step (local: a move or a delete; S3: a copy or delete request)."""
+    if request.param == "local":
+        return lambda n: (Lake(str(tmp_path / f"lake{n}")), LocalFileSystem(), KilledAtStep(n))
+    moto_server = request.getfixturevalue("moto_server")
+    client = boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1")
+    bucket = f"lake-{uuid.uuid4().hex[:12]}"
+    client.create_bucket(Bucket=bucket)
+    return lambda n: (Lake(f"s3://{bucket}/lake{n}"), S3FileSystem(client), S3FileSystem(KilledAtS3Request(client, n)))
+
+
+@pytest.mark.parametrize("old_listed", [True, False], ids=["old-day-listed", "old-day-without-list"])
+def test_a_day_swap_killed_at_any_step_leaves_the_whole_old_day_or_the_whole_new_one(killable_lakes, old_listed):
+    """Killed at each step of publishing in turn, the next read finds the day whole: its old files until the
+    new ones are all in place, then the new ones. A copy cut short is never taken for the day, whether it is
+    the old one being moved aside or deleted (the day folder then holds the new files), or the new one being
+    moved in. The old day may be one published before the file lists, without one."""
+    floor = date(2026, 3, 1)
+    outcomes = []
+    for step in itertools.count(1):
+        lake, fs, killed = killable_lakes(step)
+        old = stage_day(fs, lake, "00000000", OLD)
+        if old_listed:
+            publish(fs, lake, SPEC, old, floor)
+        else:
+            fs.move(f"{old}/start_date=2026-03-01", day_folder(lake, "2026-03-01"))
+        new = stage_day(fs, lake, "11111111", NEW)
+        try:
+            publish(killed, lake, SPEC, new, floor)
+            done = True
+        except Killed:
+            done = False
+        assert list(table_partitions(fs, lake, SPEC)) == ["2026-03-01"], step
+        assert [e.name for e in fs.list_dir(lake.web_model(SPEC.model))] == ["start_date=2026-03-01"], step
+        files, listed = held(fs, lake, "2026-03-01")
+        assert files in (OLD, NEW), step
+        assert listed == (None if files == OLD and not old_listed else files), step
+        outcomes.append(files == NEW)
+        if done:
+            break
+    # Old until some step, new from then on; and a kill can fall on either side.
+    assert outcomes == sorted(outcomes) and not outcomes[0] and outcomes[-1], outcomes
+    assert len(outcomes) > 3, outcomes
