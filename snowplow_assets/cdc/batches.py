@@ -82,14 +82,13 @@ from snowplow_assets.cdc.order import (
 from snowplow_assets.cdc.stale_landings import model_readings, reading_changes
 from snowplow_assets.lake import Lake
 from snowplow_assets.shown import shown
-from snowplow_assets.storage import LakeFileSystem, is_data_file
+from snowplow_assets.storage import LakeFileSystem, is_data_file, retired_copy_of
 
 MANIFEST = "_batch.json"
 ROWS, DELETED = "rows", "deleted"
 INCREMENTAL, FULL = "incremental", "full"
 CUT, UNCHANGED, NO_DATA = "cut", "unchanged", "no data"
 _BATCH_FOLDER = re.compile(r"^boundary=(-?\d+)$")
-_RETIRED_FOLDER = re.compile(r"^boundary=-?\d+\.replaced-[0-9a-f]+$")
 
 
 @dataclass
@@ -383,6 +382,7 @@ def expire_batches(fs: LakeFileSystem, lake: Lake, model: str, now_ms: int, rete
     for boundary in expired:
         fs.delete(lake.cdc_batch(model, boundary))
     for entry in fs.list_dir(lake.cdc_batches(model)):
-        if _RETIRED_FOLDER.fullmatch(entry.name):  # left by a replacement that crashed half-way
+        retired = retired_copy_of(entry.name)
+        if retired is not None and _BATCH_FOLDER.fullmatch(retired):  # left by a replacement that crashed half-way
             fs.delete(entry.uri)
     return expired

@@ -16,6 +16,7 @@ from snowplow_assets.storage.base import (
     listing_order,
     path_below,
     publishing_order,
+    retired_copy_of,
 )
 from snowplow_assets.storage.local import LocalFileSystem
 from snowplow_assets.storage.s3 import DeleteError, S3FileSystem, parse_s3_uri
@@ -53,4 +54,5 @@ __all__ = [
     "listing_order",
     "path_below",
     "publishing_order",
+    "retired_copy_of",
 ]

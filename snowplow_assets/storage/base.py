@@ -61,6 +61,17 @@ def publishing_order(path: str) -> tuple[tuple[bool, str], ...]:
     return (*((False, folder) for folder in folders), (not is_data_file(name), name))
 
 
+# The name `replace_tree` gives the old folder while it swaps a new one in: `<name>.replaced-<hex>`.
+_RETIRED = re.compile(r"^(.+)\.replaced-[0-9a-f]+$")
+
+
+def retired_copy_of(name: str) -> str | None:
+    """The folder name whose old copy `name` is, when `name` is one that `replace_tree` left behind (a swap cut
+    short), else None."""
+    match = _RETIRED.fullmatch(name)
+    return match.group(1) if match else None
+
+
 # What Hadoop expands in a path Spark reads (FileSystem.globStatus), even in a file's own name: a listed
 # `x*.txt` would also read `xy.txt`, and `b[1].txt` would match only `b1.txt`. A backslash escapes them.
 _HADOOP_GLOB = re.compile(r"([\\*?\[\]{}])")
@@ -134,7 +145,7 @@ class LakeFileSystem(abc.ABC):
         """Put the `source` folder in place of `target`. Atomic where a folder rename is; elsewhere (S3)
         `target` is incomplete for a while, and `move` copies its markers last (`publishing_order`)."""
         if self.exists(target):
-            retired = f"{target.rstrip('/')}.replaced-{uuid.uuid4().hex[:12]}"
+            retired = f"{target.rstrip('/')}.replaced-{uuid.uuid4().hex[:12]}"  # retired_copy_of names it back
             self.move(target, retired)
             self.move(source, target)
             self.delete(retired)

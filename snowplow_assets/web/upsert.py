@@ -48,13 +48,11 @@ from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from snowplow_assets.lake import Lake
-from snowplow_assets.storage import LakeFileSystem, data_files, path_below
+from snowplow_assets.storage import LakeFileSystem, data_files, path_below, retired_copy_of
 
 PARTITION = "start_date"
 FILE_LIST = "_files.json"  # in each day folder: the names of its data files, a JSON list (module doc)
 _PARTITION_FOLDER = re.compile(r"^start_date=(\d{4}-\d{2}-\d{2})$")
-# The name replace_tree gives the old folder while it swaps a day (storage/base.py).
-_RETIRED_FOLDER = re.compile(r"^start_date=(\d{4}-\d{2}-\d{2})\.replaced-[0-9a-f]+$")
 
 
 @dataclass(frozen=True)
@@ -92,7 +90,8 @@ def table_partitions(fs: LakeFileSystem, lake: Lake, spec: TableSpec) -> dict[st
     entries = fs.list_dir(table)
     retired: dict[str, list[str]] = {}
     for entry in entries:
-        if entry.is_dir and (match := _RETIRED_FOLDER.fullmatch(entry.name)):
+        day = retired_copy_of(entry.name)
+        if entry.is_dir and day is not None and (match := _PARTITION_FOLDER.fullmatch(day)):
             retired.setdefault(match.group(1), []).append(entry.uri)
     if retired:
         for day, copies in sorted(retired.items()):
