@@ -3,8 +3,8 @@
 Single-partition runs carry a dagster/partition tag, held to one queued run per value by the real queued-run
 daemon. A single-run backfill over a range carries none (and no job tags), so the `shred` step is also in the
 `shred` pool, with the event manifest's populator, whose one slot each step claims from the instance before
-it runs. A run killed in such a step gets its slot back from the monitoring daemon that dagster.yaml turns
-on."""
+it runs; the web models step and the CDC cut and latest view have pools of their own. A run killed in such a
+step gets its slot back from the monitoring daemon that dagster.yaml turns on."""
 
 import dagster as dg
 import dagster._check as check
@@ -22,7 +22,7 @@ from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import Queued
 
 from snowplow_assets.defs.manifests.manifest_locks import startable_runs
 from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest
-from snowplow_assets.defs.pools import SHRED_POOL, WEB_MODELS_POOL
+from snowplow_assets.defs.pools import CDC_BATCHES_POOL, SHRED_POOL, WEB_MODELS_POOL
 from snowplow_assets.defs.resources import EVENT_MANIFEST_TAG
 from snowplow_assets.processing import State
 from snowplow_assets.settings import PROJECT_ROOT
@@ -175,7 +175,34 @@ def test_pools_hold_the_steps_that_must_never_overlap_to_one_slot(definitions, q
         for node in job.all_node_defs:
             if getattr(node, "pool", None):
                 steps_by_pool.setdefault(node.pool, set()).add(node.name)
-    assert steps_by_pool == {SHRED_POOL: {"shred", "populate_event_manifest_op"}, WEB_MODELS_POOL: {"build_web_models"}}
+    assert steps_by_pool == {
+        SHRED_POOL: {"shred", "populate_event_manifest_op"},
+        WEB_MODELS_POOL: {"build_web_models"},
+        CDC_BATCHES_POOL: {"cdc_batches", "cdc_latest"},
+    }
+
+
+def test_two_cdc_batch_runs_never_cut_or_swap_at_once(workspace, definitions):
+    """The schedule's run and one from `process` or the UI (or a cut outlasting the schedule's interval) carry
+    no partition tag, so both start; their steps take the `cdc_batches` pool's one slot in turn, so no two
+    swaps of one batch or latest folder overlap (on S3 both writers' files would end up in it)."""
+    instance, dequeue = workspace.instance, dequeuer(workspace)
+    scheduled, manual = (enqueue(workspace, definitions, "cdc_batch", None) for _ in range(2))
+    assert dequeue() == [scheduled, manual], "no run rule holds the second back"
+    first, second = (instance.get_run_by_id(run_id) for run_id in (scheduled, manual))
+    assert first.run_op_concurrency.all_pools == second.run_op_concurrency.all_pools == {CDC_BATCHES_POOL}
+    with InstanceConcurrencyContext(instance, first) as cutting:
+        assert cutting.claim(CDC_BATCHES_POOL, "cdc_batches"), "the first run cuts"
+        with InstanceConcurrencyContext(instance, second) as waiting:
+            assert not waiting.claim(CDC_BATCHES_POOL, "cdc_batches"), "the second run's cut waits"
+            assert not waiting.claim(CDC_BATCHES_POOL, "cdc_latest"), "and so would its latest view"
+        cutting.free_step("cdc_batches")
+        assert cutting.claim(CDC_BATCHES_POOL, "cdc_latest"), "the first run's own latest view follows its cut"
+        with InstanceConcurrencyContext(instance, second) as waiting:
+            assert not waiting.claim(CDC_BATCHES_POOL, "cdc_batches"), "while it writes, no cut expires its batch"
+        cutting.free_step("cdc_latest")
+    with InstanceConcurrencyContext(instance, second) as waiting:
+        assert waiting.claim(CDC_BATCHES_POOL, "cdc_batches"), "then the second run cuts"
 
 
 def test_a_run_killed_mid_step_gives_its_pool_slot_back(workspace, definitions):

@@ -14,3 +14,9 @@ SHRED_POOL = "shred"
 # The web models step: two runs at once would compute their windows from the same incremental manifest and
 # swap the same day partitions.
 WEB_MODELS_POOL = "web_models"
+
+# The CDC cut and the latest view: steps of two runs at once (the schedule's and one from `process` or the UI,
+# or a cut that outlasts the schedule's interval) would swap the same folders, and on S3, where a folder
+# moves one object at a time, both writers' part files end up in one batch or view: every row twice. A cut
+# also expires the batches that another run's cut or latest view may be reading.
+CDC_BATCHES_POOL = "cdc_batches"

@@ -9,6 +9,7 @@ from snowplow_assets.cdc.models import CdcModels, load_models
 from snowplow_assets.defs.assets.cdc_history import CDC_DELETES, CDC_HISTORY
 from snowplow_assets.defs.assets.metadata_table import metadata_table
 from snowplow_assets.defs.checks.cdc_checks import CDC_BATCHES, cdc_batch_check_results, cdc_batch_check_specs
+from snowplow_assets.defs.pools import CDC_BATCHES_POOL
 from snowplow_assets.defs.resources import CdcResource, LakeResource
 from snowplow_assets.settings import Settings
 
@@ -54,6 +55,7 @@ def build_cdc_batches(models: CdcModels) -> dg.AssetsDefinition:
         deps=[CDC_HISTORY, CDC_DELETES],
         check_specs=cdc_batch_check_specs(models),
         group_name="cdc",
+        pool=CDC_BATCHES_POOL,
         kinds={"spark", "parquet"},
         description="A snapshot of every CDC model at its boundary (the earliest of its latest change, latest "
         "delete and now), cut from the previous batch and the newer records (cdc/batches/<model>/boundary=…).",

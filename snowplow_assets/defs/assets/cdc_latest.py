@@ -5,12 +5,14 @@ from snowplow_assets.cdc.latest import write_latest
 from snowplow_assets.defs.assets.cdc_history import CDC_DELETES, CDC_HISTORY
 from snowplow_assets.defs.assets.metadata_table import metadata_table
 from snowplow_assets.defs.checks.cdc_checks import CDC_BATCHES
+from snowplow_assets.defs.pools import CDC_BATCHES_POOL
 from snowplow_assets.defs.resources import CdcResource, LakeResource
 
 
 @dg.asset(
     deps=[CDC_BATCHES, CDC_HISTORY, CDC_DELETES],
     group_name="cdc",
+    pool=CDC_BATCHES_POOL,
     kinds={"spark", "parquet"},
     description="Every CDC model as a typed table, freshest: its newest batch merged with every record the batch "
     "does not hold yet (cdc/latest/<model>/). `snowplow-assets latest MODEL` computes the same view on demand.",
