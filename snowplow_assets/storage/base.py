@@ -61,8 +61,13 @@ def publishing_order(path: str) -> tuple[tuple[bool, str], ...]:
     return (*((False, folder) for folder in folders), (not is_data_file(name), name))
 
 
-# The name `replace_tree` gives the old folder while it swaps a new one in: `<name>.replaced-<hex>`.
-_RETIRED = re.compile(r"^(.+)\.replaced-[0-9a-f]+$")
+# The name `replace_tree` gives the old folder while it swaps a new one in: `.<name>.replaced-<hex>`. The dot
+# hides an old copy that a swap cut short leaves behind from whatever looks for the lake's folders by name:
+# Hadoop's readers skip hidden paths (a `model=x.replaced-…` folder would be read as a partition), and a loader
+# that takes every `run=*` folder under shredded/good would load an old copy, marker and all, as a run of its
+# own. Copies named before 2026-11-27 have no dot and are still recognised.
+_RETIRED = re.compile(r"^\.?(.+)\.replaced-[0-9a-f]+$")
+_RETIRED_PREFIXES = (".{name}.replaced-", "{name}.replaced-")
 
 
 def retired_copy_of(name: str) -> str | None:
@@ -79,11 +84,12 @@ _HADOOP_GLOB = re.compile(r"([\\*?\[\]{}])")
 
 class LakeFileSystem(abc.ABC):
     @abc.abstractmethod
-    def list_dir(self, uri: str, start_after: str | None = None) -> list[FileEntry]:
+    def list_dir(self, uri: str, start_after: str | None = None, prefix: str = "") -> list[FileEntry]:
         """Immediate children of a folder, sorted by name; empty when the folder does not exist.
 
         Names compare as S3 orders keys: a folder as `name/`. With `start_after`, only the children that
-        sort after the folder of that name (and after everything inside it) are listed.
+        sort after the folder of that name (and after everything inside it) are listed; with `prefix`, only
+        those whose names start with it.
         """
 
     @abc.abstractmethod
@@ -143,11 +149,29 @@ class LakeFileSystem(abc.ABC):
 
     def replace_tree(self, source: str, target: str) -> None:
         """Put the `source` folder in place of `target`. Atomic where a folder rename is; elsewhere (S3)
-        `target` is incomplete for a while, and `move` copies its markers last (`publishing_order`)."""
+        `target` is incomplete for a while, and `move` copies its markers last (`publishing_order`).
+
+        Then the old copies of `target` that earlier swaps cut short left beside it go: the new folder
+        supersedes them. (A reader that repairs from them, web/upsert.py's, has done so before it writes.)
+        """
+        target = target.rstrip("/")
+        parent, name = target.rsplit("/", 1)
         if self.exists(target):
-            retired = f"{target.rstrip('/')}.replaced-{uuid.uuid4().hex[:12]}"  # retired_copy_of names it back
+            retired = f"{parent}/.{name}.replaced-{uuid.uuid4().hex[:12]}"  # retired_copy_of names it back
             self.move(target, retired)
             self.move(source, target)
             self.delete(retired)
         else:
             self.move(source, target)
+        for copy in self.retired_copies(target):
+            self.delete(copy.uri)
+
+    def retired_copies(self, target: str) -> list[FileEntry]:
+        """The old copies of the folder `target` that swaps cut short left beside it (`retired_copy_of`)."""
+        parent, name = target.rstrip("/").rsplit("/", 1)
+        return [
+            entry
+            for prefix in _RETIRED_PREFIXES
+            for entry in self.list_dir(parent, prefix=prefix.format(name=name))
+            if entry.is_dir and retired_copy_of(entry.name) == name
+        ]

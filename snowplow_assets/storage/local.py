@@ -11,9 +11,9 @@ from snowplow_assets.storage.base import FileEntry, LakeFileSystem, listing_orde
 
 
 class LocalFileSystem(LakeFileSystem):
-    def list_dir(self, uri: str, start_after: str | None = None) -> list[FileEntry]:
+    def list_dir(self, uri: str, start_after: str | None = None, prefix: str = "") -> list[FileEntry]:
         try:
-            entries = list(os.scandir(uri))
+            entries = [e for e in os.scandir(uri) if e.name.startswith(prefix)]
         except (FileNotFoundError, NotADirectoryError):
             return []
         listed = sorted((entry for e in entries if (entry := _entry(e)) is not None), key=listing_order)

@@ -95,20 +95,20 @@ class S3FileSystem(LakeFileSystem):
     def _pages(self, bucket: str, **kwargs: Any) -> Iterator[dict[str, Any]]:
         yield from self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, **kwargs)
 
-    def list_dir(self, uri: str, start_after: str | None = None) -> list[FileEntry]:
+    def list_dir(self, uri: str, start_after: str | None = None, prefix: str = "") -> list[FileEntry]:
         location = parse_s3_uri(uri)
-        prefix = location.folder_prefix
-        kwargs: dict[str, Any] = {"Prefix": prefix, "Delimiter": "/"}
+        folder = location.folder_prefix
+        kwargs: dict[str, Any] = {"Prefix": folder + prefix, "Delimiter": "/"}
         if start_after is not None:
-            kwargs["StartAfter"] = prefix + start_after + _AFTER_FOLDER
+            kwargs["StartAfter"] = folder + start_after + _AFTER_FOLDER
         entries: list[FileEntry] = []
         for page in self._pages(location.bucket, **kwargs):
             for common in page.get("CommonPrefixes", []):
-                name = common["Prefix"][len(prefix) :].rstrip("/")
+                name = common["Prefix"][len(folder) :].rstrip("/")
                 if name:
                     entries.append(FileEntry(location.uri(common["Prefix"].rstrip("/")), name, True))
             for obj in page.get("Contents", []):
-                name = obj["Key"][len(prefix) :]
+                name = obj["Key"][len(folder) :]
                 if name:  # the folder's own marker object ("prefix/") is not a child
                     entries.append(_file(location.bucket, obj, name))
         return sorted(entries, key=listing_order)

@@ -15,7 +15,7 @@ list of its data files (`_files.json`; readers skip `_` files), swaps the folder
 model's last_success unchanged, so the next run recomputes the same window and rewrites the same days
 (upserts are idempotent).
 
-A swap cut short: `replace_tree` moves the old day folder aside, to `start_date=<day>.replaced-<hex>`, moves
+A swap cut short: `replace_tree` moves the old day folder aside, to `.start_date=<day>.replaced-<hex>`, moves
 the staged one in, then deletes the old one. A run killed within it leaves the old copy, whole or in part,
 next to a day folder that is missing, partial (on S3 a move copies file by file, and a delete removes them
 one by one) or complete. So `table_partitions`, the listing every read of a table goes through (the next

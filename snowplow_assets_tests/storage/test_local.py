@@ -3,7 +3,7 @@ import stat
 
 import pytest
 
-from snowplow_assets.storage import FileEntry, LocalFileSystem, publishing_order
+from snowplow_assets.storage import FileEntry, LocalFileSystem, publishing_order, retired_copy_of
 from snowplow_assets.storage.local import _entry, _file_entry
 
 
@@ -52,7 +52,36 @@ def test_listing(tmp_path):
     assert [e.name for e in fs.list_dir(str(tmp_path / "d"))] == ["g", "sub"]
     assert [(e.name, e.size) for e in fs.list_files(str(tmp_path / "d"))] == [("g", 1), ("f", 3)]
     assert fs.list_dir(str(tmp_path / "missing")) == []
+    assert [e.name for e in fs.list_dir(str(tmp_path / "d"), prefix="s")] == ["sub"]
     assert fs.spark_path(str(tmp_path / "run=x")) == f"file://{tmp_path}/run=x"
+
+
+class _KilledAfterMovingAside(LocalFileSystem):
+    def move(self, source: str, target: str) -> None:
+        super().move(source, target)
+        if retired_copy_of(target.rsplit("/", 1)[-1]) is not None:
+            raise KeyboardInterrupt("killed between the two renames")
+
+
+def test_a_swap_cut_short_leaves_a_hidden_old_copy_that_the_next_swap_removes(tmp_path):
+    """The old copy a killed swap leaves is hidden, so neither Spark nor a loader listing `run=*` folders
+    takes it for a folder of the lake; the next swap of the same folder removes it, and the copies that
+    swaps named before the dot left, but no other folder's."""
+    good = tmp_path / "good"
+    for folder in ("run=1", "staged-1", "staged-2", "run=10.replaced-0123456789ab", "run=1.replaced-abcdef012345"):
+        (good / folder).mkdir(parents=True)
+        (good / folder / "part-0").write_text(folder)
+    with pytest.raises(KeyboardInterrupt):
+        _KilledAfterMovingAside().replace_tree(str(good / "staged-1"), str(good / "run=1"))
+    hidden = [p.name for p in good.iterdir() if p.name.startswith(".")]
+    assert len(hidden) == 1 and retired_copy_of(hidden[0]) == "run=1" and hidden[0].startswith(".run=1.replaced-")
+    assert not (good / "run=1").exists(), "killed before the new folder went in"
+
+    fs = LocalFileSystem()
+    fs.replace_tree(str(good / "staged-2"), str(good / "run=1"))
+    assert sorted(p.name for p in good.iterdir()) == ["run=1", "run=10.replaced-0123456789ab", "staged-1"]
+    assert (good / "run=1" / "part-0").read_text() == "staged-2"
+    assert fs.retired_copies(str(good / "run=10")) == [fs.list_dir(str(good), prefix="run=10.")[0]]
 
 
 def test_a_file_gone_between_listing_and_stat_is_not_listed(tmp_path):

@@ -51,6 +51,9 @@ def test_listing_is_by_folder_paginated_and_resumes_after_a_name(s3, bucket):
 
     after = [e.name for e in paged.list_dir(root, start_after=names[5]) if e.is_dir]
     assert after == names[6:], "nothing inside or before the cursor folder, and the -retry folder sorts before it"
+    begun = [e.name for e in paged.list_dir(root, prefix="run=2026-01-01-00-05-00")]
+    assert begun == ["run=2026-01-01-00-05-00-retry", "run=2026-01-01-00-05-00"]
+    assert [e.uri for e in paged.list_dir(root, prefix="n")] == [f"{root}/notes.txt"]
     assert s3.list_dir(f"s3://{bucket}/missing") == []
 
 
@@ -90,6 +93,26 @@ def test_move_and_replace_tree(s3, bucket):
     assert [e.name for e in s3.list_dir(f"{base}/good")] == ["run=a"], "the retired copy is removed"
     with pytest.raises(FileNotFoundError):
         s3.move(f"{base}/nothing", f"{base}/elsewhere")
+
+
+def test_a_swap_cut_short_leaves_a_hidden_old_copy_that_the_next_swap_removes(s3, bucket):
+    good = f"s3://{bucket}/lake/shredded/good"
+    put(s3, f"{good}/run=1/part-0", "old")
+    put(s3, f"{good}/run=1/shredding_complete.json", "{}")
+    put(s3, f"{good}/run=10.replaced-0123456789ab/part-0")  # another folder's, named before the dot
+    put(s3, f"{good}/run=1.replaced-abcdef012345/part-0")
+    staged = f"s3://{bucket}/lake/shredded/.staging/a/good"
+    put(s3, f"{staged}/part-0", "new")
+    archive(s3, f"{staged}/part-1")  # the copy into place fails here, the old folder moved aside
+    with pytest.raises(ClientError, match="ObjectNotInActiveTierError"):
+        s3.replace_tree(staged, f"{good}/run=1")
+    [hidden] = [e for e in s3.list_dir(good) if e.name.startswith(".")]
+    assert hidden.name.startswith(".run=1.replaced-") and below(s3, hidden.uri) == ["part-0", "shredding_complete.json"]
+
+    put(s3, f"{staged}/part-1", "new")
+    s3.replace_tree(staged, f"{good}/run=1")
+    assert [e.name for e in s3.list_dir(good)] == ["run=1", "run=10.replaced-0123456789ab"]
+    assert below(s3, f"{good}/run=1") == ["part-0", "part-1"]
 
 
 def test_delete_removes_more_than_one_batch(s3, bucket):

@@ -134,7 +134,7 @@ def test_an_upsert_killed_between_the_renames_of_a_day_swap_loses_no_row(spark, 
     with pytest.raises(Killed):
         upsert(spark, KilledAfterMovingAside(table), lake, SPEC, again, staging, 0)
     assert [re.sub("[0-9a-f]{12}$", "<hex>", e.name) for e in fs.list_dir(table)] == [
-        "start_date=2026-03-01.replaced-<hex>", "start_date=2026-03-02",
+        ".start_date=2026-03-01.replaced-<hex>", "start_date=2026-03-02",
     ]  # fmt: skip
 
     # The first read puts the whole old day back; the next run's upsert of the same rows then rewrites it.
