@@ -56,6 +56,7 @@ from pathlib import Path
 from snowplow_assets.processes import alive
 from snowplow_assets.spark_connect_server import (
     DEFAULT_HOST,
+    LOCAL_IP_VARIABLE,
     TOKEN_VARIABLE,
     RunningServer,
     client_url,
@@ -75,6 +76,7 @@ SERVER_ENVIRONMENT_VARIABLES = (
     "SPARK_HOME",
     "SPARK_CONF_DIR",
     "HADOOP_CONF_DIR",
+    LOCAL_IP_VARIABLE,
     TOKEN_VARIABLE,
 )
 # Longer than an hour, so that hourly batches, a common cadence of enriched run folders, find the server warm.
@@ -116,6 +118,9 @@ class ServerStatus:
     address: ServerAddress | None
     in_use: bool
     idle_seconds: float | None
+    # How long this server waits idle before it stops: the setting of the client that started it, which the
+    # server's keeper read from launch.json, whatever later clients' settings say.
+    stops_after_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -169,13 +174,15 @@ class SharedServer:
         address = _reachable_address(folder)
         if address is None:
             return ServerStatus(folder, None, False, None)
+        stops_after = float(json.loads((folder / "launch.json").read_text())["idle_seconds"])
         with (folder / "lease").open("a") as lease:
             try:
                 fcntl.flock(lease, fcntl.LOCK_EX | fcntl.LOCK_NB)  # let go at once: a client may be waiting
             except BlockingIOError:
-                return ServerStatus(folder, address, True, None)
+                return ServerStatus(folder, address, True, None, stops_after)
             fcntl.flock(lease, fcntl.LOCK_UN)
-            return ServerStatus(folder, address, False, time.time() - os.fstat(lease.fileno()).st_mtime)
+            idle = time.time() - os.fstat(lease.fileno()).st_mtime
+            return ServerStatus(folder, address, False, idle, stops_after)
 
     def stop(self, config: Mapping[str, str], environ: Mapping[str, str] = os.environ, timeout: float = 60) -> bool:
         """Stop the server for `config` now, if one runs, failing any run on it, and wait until its JVM has

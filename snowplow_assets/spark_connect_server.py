@@ -49,6 +49,8 @@ TOKEN_VARIABLE = "SPARK_CONNECT_AUTHENTICATE_TOKEN"
 # which a server started by a client must not inherit (its Python workers would take themselves for clients).
 CLIENT_MODE_VARIABLES = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+# The address Spark's driver binds its services to, its web UI included (0.0.0.0 when unset).
+LOCAL_IP_VARIABLE = "SPARK_LOCAL_IP"
 
 
 def spark_connect_server_command(
@@ -69,16 +71,23 @@ def spark_connect_server_command(
 
 
 def spark_connect_server_environment(
-    config: Mapping[str, str], token: str, environ: Mapping[str, str] = os.environ
+    config: Mapping[str, str], token: str, environ: Mapping[str, str] = os.environ, host: str = DEFAULT_HOST
 ) -> dict[str, str]:
     """The server's environment: `environ` but for its client-mode variables, the token its clients must
     present, and PYSPARK_PYTHON, from which a Spark Connect server too takes the interpreter of its Python
-    workers (spark.py's python_workers_interpreter)."""
+    workers (spark.py's python_workers_interpreter).
+
+    A server on the loopback address with a local master also keeps its Spark UI there (SPARK_LOCAL_IP, unless
+    set): spark-submit's JVM otherwise serves the UI on every interface, without authentication, and the UI
+    shows every query and can kill its jobs. A cluster's executors must reach the driver, so a cluster master
+    keeps Spark's default."""
     python = python_workers_interpreter({key: value for key, value in config.items() if key != "spark.remote"})
+    loopback = host in _LOOPBACK and config.get("spark.master", "local").startswith("local")
     return {
         **{key: value for key, value in environ.items() if key not in CLIENT_MODE_VARIABLES},
         TOKEN_VARIABLE: token,
         **({"PYSPARK_PYTHON": python} if python and "PYSPARK_PYTHON" not in environ else {}),
+        **({LOCAL_IP_VARIABLE: "127.0.0.1"} if loopback and LOCAL_IP_VARIABLE not in environ else {}),
     }
 
 

@@ -29,6 +29,7 @@ from snowplow_assets.spark_connect_server import (
     connection_note,
     free_port,
     spark_connect_server_command,
+    spark_connect_server_environment,
 )
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
 from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
@@ -71,6 +72,22 @@ def test_the_server_runs_with_the_projects_spark_settings_on_the_loopback_addres
     assert confs["spark.driver.extraClassPath"] == str(functions_jar())
     assert "spark.remote" not in confs
     assert not [part for part in command if "authenticate" in part], "the token goes by the environment, unseen"
+
+
+def test_a_loopback_server_keeps_its_spark_ui_on_the_loopback_address():
+    """spark-submit's JVM serves the Spark UI on every interface unless SPARK_LOCAL_IP says otherwise (checked
+    with `ss -ltn` on 2026-11-27: *:4040 without it, 127.0.0.1:4040 with it); a cluster's executors must reach
+    the driver, and a server put on another address by its user is theirs to expose."""
+    local = Settings(_env_file=None).spark_config
+
+    def local_ip(config: dict[str, str], environ: dict[str, str], host: str = DEFAULT_HOST) -> str | None:
+        return spark_connect_server_environment(config, "token", environ, host).get("SPARK_LOCAL_IP")
+
+    assert local_ip(local, {}) == "127.0.0.1"
+    assert local_ip(local, {}, host="localhost") == "127.0.0.1"
+    assert local_ip(local, {"SPARK_LOCAL_IP": "10.0.0.5"}) == "10.0.0.5", "the user's own setting"
+    assert local_ip(local, {}, host="0.0.0.0") is None
+    assert local_ip({**local, "spark.master": "spark://cluster:7077"}, {}) is None
 
 
 def test_without_the_projects_jar_the_server_is_sparks_own(monkeypatch):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 import dagster as dg
+from dotenv import set_key
 
 from snowplow_assets.cli.generate_cdc import describe, generate_demo_landings
 from snowplow_assets.cli.instance import project_instance
@@ -15,6 +16,8 @@ from snowplow_assets.datagen.enriched import GenerationOptions, generate_run_fol
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
 
+ENV_FILE = Path(".env")  # the one the settings read: in the working directory
+WEB_START_DATE = "SNOWPLOW_WEB_START_DATE"
 _SHOWN = ("lines_read", "good", "bad", "natural_duplicates_removed", "synthetic_duplicates_renamed")
 
 
@@ -43,8 +46,13 @@ def demo(runs: int, events: int) -> None:
     first = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=runs)
     if "web_start_date" not in settings.model_fields_set:
         # The sample sessions reach back a few days. A web start date just before them lets the first web-models
-        # run take them all; from the 2020 default, runs would step through years of empty 30-day windows.
-        settings = settings.model_copy(update={"web_start_date": (first - timedelta(days=14)).date()})
+        # run take them all; from the 2020 default, runs would step through years of empty 30-day windows. It
+        # is kept in .env, which the settings read, so that a later full refresh, a model enabled later and
+        # `dagster dev`'s runs start there too, not in 2020.
+        start = (first - timedelta(days=14)).date()
+        settings = settings.model_copy(update={"web_start_date": start})
+        set_key(ENV_FILE, WEB_START_DATE, start.isoformat(), quote_mode="never")
+        click.echo(f"web start date {start}: written to {ENV_FILE} as {WEB_START_DATE}")
     for index in range(runs):
         stamp = first + timedelta(hours=index)
         folder = Path(lake.uri("enriched", run_folder_name(stamp)))

@@ -51,6 +51,8 @@ def process_items(
 ) -> ItemRuns:
     lake, fs = Lake(settings.lake), filesystem_for(settings.lake)
     kind = how.kind
+    # An item as `manifest` and the UI name it (enriched/run=…, cdc/landing/…) is taken as its folder's name.
+    requested = [name.removeprefix(f"{kind.prefix}/") for name in requested or []]
     known = set(instance.get_dynamic_partitions(kind.partitions_def))
     found = find_new_folders(
         fs, how.parent(lake), known, time.time(), settings.ready_after_seconds, limit=10**9, pattern=kind.pattern
@@ -60,7 +62,7 @@ def process_items(
     for name in found.ignored:
         echo(f"ignored: {name} cannot be a {how.noun} name")
     new = list(found.ready)
-    for name in requested or []:
+    for name in requested:
         try:
             how.validate(name)
         except ValueError as error:

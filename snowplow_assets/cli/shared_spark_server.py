@@ -26,9 +26,15 @@ def shared_spark_server(stop: bool) -> None:
         return
     address = state.address
     click.echo(f"running: JVM {address.jvm_pid} (keeper {address.keeper_pid}) on {address.host}:{address.port}")
+    stops_after = f"stops after {state.stops_after_seconds / 60:g} min without a run"
+    if state.stops_after_seconds != shared.idle_seconds:
+        stops_after += (
+            f" (as set when it started; SNOWPLOW_SPARK_SERVER_IDLE_MINUTES={shared.idle_seconds / 60:g} applies to"
+            " the next server started)"
+        )
     if state.in_use:
-        click.echo("in use by a run")
+        click.echo(f"in use by a run; {stops_after}")
     else:
-        click.echo(f"idle for {state.idle_seconds / 60:.1f} min; stops after {shared.idle_seconds / 60:g}")
+        click.echo(f"idle for {state.idle_seconds / 60:.1f} min; {stops_after}")
     if stop:
         click.echo("stopped" if shared.stop(config) else "it had stopped already")

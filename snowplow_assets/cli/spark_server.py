@@ -34,4 +34,4 @@ def spark_server(host: str, port: int) -> None:
     token = server_token()
     click.echo(connection_note(host, port, token), err=True)
     # The server becomes this process: signals reach the JVM directly.
-    os.execve(command[0], command, spark_connect_server_environment(config, token))
+    os.execve(command[0], command, spark_connect_server_environment(config, token, host=host))

@@ -25,7 +25,13 @@ def next_run_limits(settings: Settings, now: datetime) -> tuple[RunLimits, dict[
 @click.option("--json", "as_json", is_flag=True, help="Print the state, the window and the manifest as JSON.")
 def web_limits(as_json: bool) -> None:
     """Print the state of the incremental manifest and the window the next web-models run would process."""
-    limits, manifest = next_run_limits(Settings(), datetime.now(UTC))
+    settings = Settings()
+    if not parse_models(settings.web_models):
+        # As `process` reports it: with no model there is no run, so no state and no window.
+        none = {"state": None, "lower_limit": None, "upper_limit": None, "models": {}}
+        click.echo(json.dumps(none, indent=2) if as_json else "web models: none enabled (SNOWPLOW_WEB_MODELS)")
+        return
+    limits, manifest = next_run_limits(settings, datetime.now(UTC))
     if as_json:
         document = {
             "state": limits.state.value,

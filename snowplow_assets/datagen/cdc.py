@@ -26,6 +26,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -176,7 +177,7 @@ def generate_cdc_landings(landing_root: Path, model: ModelSpec, options: CdcGene
     writer = _Writer(model, topics, options, rng)
     live: dict[int, dict] = {}  # key -> last row (as landed, with its topic's id field)
     deleted: set[int] = set()
-    carried: list[str] = []  # late records and duplicates for the next landing
+    carried: list[tuple[str, str]] = []  # late records and duplicates for the next landing: (contract, line)
     carried_late = carried_duplicates = 0
     results: list[LandingStats] = []
     interval_ms = int(options.interval.total_seconds() * 1000)
@@ -204,15 +205,14 @@ def generate_cdc_landings(landing_root: Path, model: ModelSpec, options: CdcGene
                     changes.append((key, "delete"))
             changes += [(key, "insert") for key in sorted(deleted) if rng.random() < options.reinsert_rate]
 
-        own: list[str] = []
+        own: list[tuple[str, str]] = []  # (contract, line)
         for key, kind in changes:
             topic = rng.choice(topics)
             ts = base_ms + rng.randrange(interval_ms)
             before = live.get(key)
             row = None if kind == "delete" else _row(rng, key, model.id_field(topic), extra)
             lines = writer.change(topic, kind, key, ts, row, before, snapshot=index == 0)
-            own += lines
-            stats.by_contract[topic.contract] = stats.by_contract.get(topic.contract, 0) + len(lines)
+            own += [(topic.contract, line) for line in lines]
             setattr(stats, f"{kind}s", getattr(stats, f"{kind}s") + 1)
             stats.tombstones += len(lines) - 1
             if kind == "delete":
@@ -236,7 +236,8 @@ def generate_cdc_landings(landing_root: Path, model: ModelSpec, options: CdcGene
             carried_late, carried_duplicates = len(held), len(copies)
         rng.shuffle(lines)
         stats.records = len(lines)
-        stats.files = _write(stats.folder, lines, options)
+        stats.by_contract = dict(Counter(contract for contract, _ in lines))  # as landed: late and copies too
+        stats.files = _write(stats.folder, [line for _, line in lines], options)
         results.append(stats)
 
     return CdcGeneration(results, {str(key): row for key, row in sorted(live.items())})

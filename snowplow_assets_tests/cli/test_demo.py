@@ -32,6 +32,9 @@ def test_the_demo_on_a_spark_connect_server(tmp_path, spark_connect_server):
     assert "snowplow-assets latest customers" in done.stdout
     # The web models: one web_models run over the shredded events, from a start date just before them.
     assert "web_models: ok" in done.stdout and "(first run; Processing data between " in done.stdout
+    # That start date is kept where the settings read it, so later runs and a full refresh start there too.
+    [start] = [line.split("=")[1] for line in (tmp_path / ".env").read_text().splitlines() if "WEB_START_DATE" in line]
+    assert f"Processing data between {start} 00:00:00" in done.stdout
     for model in ("sessions_lifecycle", "page_views", "sessions", "users"):
         assert any((lake / "web" / model).glob("start_date=*/*.parquet")), model
     # A JVM announces the default options' compiler directives as it starts (jvm/driver_options.py).

@@ -97,3 +97,11 @@ def test_process_rejects_bad_folder_names(lake, dagster_home, monkeypatch, name)
     monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
     result = CliRunner().invoke(main, ["process", "--run", name])
     assert result.exit_code == 2 and "run=YYYY-MM-DD-hh-mm-ss" in result.output
+
+
+def test_process_takes_a_run_folder_as_the_manifest_names_it(lake, dagster_home, monkeypatch):
+    monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
+    result = CliRunner().invoke(main, ["process", "--run", "enriched/run=2026-03-06-00-00-00"])
+    assert result.exit_code == 1 and f"no such run folder: {lake.enriched_run('run=2026-03-06-00-00-00')}" in (
+        result.output
+    )

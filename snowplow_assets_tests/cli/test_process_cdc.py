@@ -212,7 +212,12 @@ def test_records_of_ignored_topics_are_counted_apart_from_bad_ones(
 
 
 @pytest.mark.parametrize(
-    ("name", "problem"), [("../x", "not a CDC landing folder name"), ("landing=none", "no such CDC landing: ")]
+    ("name", "problem"),
+    [
+        ("../x", "not a CDC landing folder name"),
+        ("landing=none", "no such CDC landing: "),
+        ("cdc/landing/landing=none", "no such CDC landing: .*/cdc/landing/landing=none$"),  # as `manifest` names it
+    ],
 )
 def test_ingest_asks_for_a_landing_folder_that_exists(instance, name, problem):
     with pytest.raises(click.ClickException, match=problem):

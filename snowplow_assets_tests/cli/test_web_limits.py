@@ -67,3 +67,13 @@ def test_only_the_enabled_models_count(dagster_home, monkeypatch):
     document = json.loads(CliRunner().invoke(main, ["web-limits", "--json"]).output)
     assert document["state"] == "standard run" and list(document["models"]) == ["sessions_lifecycle"]
     assert document["lower_limit"] == "2021-01-07T18:00:00+00:00"
+
+
+def test_no_enabled_model_means_no_window(dagster_home, monkeypatch):
+    """An empty SNOWPLOW_WEB_MODELS turns the web models off: no run, so no state or window, and no traceback."""
+    monkeypatch.setenv("SNOWPLOW_WEB_MODELS", "")
+    result = CliRunner().invoke(main, ["web-limits"])
+    assert (result.exit_code, result.output) == (0, "web models: none enabled (SNOWPLOW_WEB_MODELS)\n")
+    result = CliRunner().invoke(main, ["web-limits", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == {"state": None, "lower_limit": None, "upper_limit": None, "models": {}}

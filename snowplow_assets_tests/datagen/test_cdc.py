@@ -65,6 +65,18 @@ def test_landings_are_named_by_their_start_and_marked_complete(generated):
     assert all(s.records == len(_lines(s.folder)) for s in generation.landings)
 
 
+def test_counts_by_contract_are_of_the_records_landed(generated):
+    """Late records and second copies included, so they add up to the landing's records."""
+    _, generation = generated
+    contracts = {topic.topic: topic.contract for topic in CUSTOMERS.topics}
+    for stats in generation.landings:
+        landed: dict[str, int] = {}
+        for record in _lines(stats.folder):
+            landed[contracts[record["__topic"]]] = landed.get(contracts[record["__topic"]], 0) + 1
+        assert stats.by_contract == landed and sum(landed.values()) == stats.records
+    assert any(s.late for s in generation.landings) and any(s.duplicates for s in generation.landings)
+
+
 def test_all_three_contracts_and_their_shapes(generated):
     _, generation = generated
     first = _lines(generation.landings[0].folder)
