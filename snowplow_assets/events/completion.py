@@ -32,8 +32,8 @@ def shredding_complete(report: ShredReport, compression: str) -> dict[str, Any]:
             "timestamps": {
                 "jobStarted": _iso(report.started),
                 "jobCompleted": _iso(report.completed),
-                "min": _iso(report.min_collector_tstamp),
-                "max": _iso(report.max_collector_tstamp),
+                "min": report.min_collector_tstamp,
+                "max": report.max_collector_tstamp,
             },
             "compression": compression,
             "processor": {"artifact": PROCESSOR_ARTIFACT, "version": PROCESSOR_VERSION},

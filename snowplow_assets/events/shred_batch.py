@@ -104,8 +104,9 @@ class ShredReport:
     bad: int  # bad rows written: parse failures and events the manifest could not check
     duplicates: dict[str, int]  # decision action -> lines: drops, renames and manifest errors alike
     entity_types: list[EntityTypeCount]
-    min_collector_tstamp: datetime | None
-    max_collector_tstamp: datetime | None
+    # ISO 8601 in UTC to the millisecond, as the marker has them ("2026-03-01T10:00:00.123Z"): _COLLECTOR_RANGE.
+    min_collector_tstamp: str | None
+    max_collector_tstamp: str | None
     started: datetime
     completed: datetime
     event_manifest: EventManifestReport | None = None
@@ -247,8 +248,15 @@ def _materialise(spark: SparkSession, fs: LakeFileSystem, frame: DataFrame, path
 class _Survivors:
     good: int
     entity_types: list[EntityTypeCount]
-    min_collector_tstamp: datetime | None
-    max_collector_tstamp: datetime | None
+    min_collector_tstamp: str | None
+    max_collector_tstamp: str | None
+
+
+# The collector_tstamp range is formatted by Spark, in the session's time zone (UTC, spark.py), not collected:
+# PySpark hands a timestamp to Python in the local time zone of the Python process, and Python's datetime holds
+# no year 0, which a valid line may have, so one such line failed every run of its folder. The fixed width
+# (four-digit years, as parsing requires) lets the strings compare as the instants do.
+_COLLECTOR_RANGE = "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"
 
 
 def _summarise_survivors(keys: DataFrame, decisions: DataFrame, renamed: int) -> _Survivors:
@@ -261,8 +269,8 @@ def _summarise_survivors(keys: DataFrame, decisions: DataFrame, renamed: int) ->
         .agg(
             F.count("type").alias("entities"),
             F.count_if(F.expr("coalesce(position, 0) = 0")).alias("events"),
-            F.min("collector_tstamp").alias("min"),
-            F.max("collector_tstamp").alias("max"),
+            F.date_format(F.min("collector_tstamp"), _COLLECTOR_RANGE).alias("min"),
+            F.date_format(F.max("collector_tstamp"), _COLLECTOR_RANGE).alias("max"),
         )
         .collect()
     )
@@ -273,8 +281,8 @@ def _summarise_survivors(keys: DataFrame, decisions: DataFrame, renamed: int) ->
     return _Survivors(
         good=sum(r["events"] for r in rows),
         entity_types=sorted(counts, key=lambda t: (t.schema, t.kind)),
-        min_collector_tstamp=_utc(min(timestamps)) if timestamps else None,
-        max_collector_tstamp=_utc(max(timestamps)) if timestamps else None,
+        min_collector_tstamp=min(timestamps, default=None),
+        max_collector_tstamp=max(timestamps, default=None),
     )
 
 
@@ -344,7 +352,3 @@ def _publish(
     fs.replace_tree(f"{staging}/good", lake.shredded_good(run))
     marker = shredding_complete(report, options.compression)
     fs.write_text(lake.shredding_complete(run), json.dumps(marker, indent=2))
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    return value.replace(tzinfo=timezone.utc) if value is not None else None

@@ -1,4 +1,5 @@
 import json
+import time
 import uuid
 from pathlib import Path
 
@@ -231,6 +232,24 @@ def test_golden_report_and_completion_marker(golden):
     assert data["count"] == {"good": 4, "bad": 2} and data["compression"] == "NONE"
     counts = {(t.schema, t.kind): t.count for t in report.entity_types}
     assert counts[(WEB_PAGE, "CONTEXT")] == 4 and counts[(UA_PARSER, "CONTEXT")] == 4
+
+
+def test_the_collector_tstamp_range_holds_any_valid_year_and_ignores_the_local_time_zone(spark, lake, fs, monkeypatch):
+    """Year 0 is a valid four-digit year that Python's datetime cannot hold: one such line failed every run
+    of its folder. And the range was read in the Python process's local time zone, then labelled UTC."""
+    earliest = event_line(event_id=ID_A, collector_tstamp="0000-06-15 00:00:00.000")
+    latest = event_line(event_id=ID_B, collector_tstamp="9999-12-31 23:59:59.999")
+    write_run_folder(lake, RUN, [earliest, A, latest])
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        report = shred_run_folder(spark, fs, lake, RUN)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert (report.good, report.bad) == (3, 0)
+    timestamps = json.loads(Path(lake.shredding_complete(RUN)).read_text())["data"]["timestamps"]
+    assert (timestamps["min"], timestamps["max"]) == ("0000-06-15T00:00:00.000Z", "9999-12-31T23:59:59.999Z")
 
 
 def test_the_output_pass_leaves_the_session_settings_as_it_found_them(spark, golden):
