@@ -80,6 +80,9 @@ def retired_copy_of(name: str) -> str | None:
 # What Hadoop expands in a path Spark reads (FileSystem.globStatus), even in a file's own name: a listed
 # `x*.txt` would also read `xy.txt`, and `b[1].txt` would match only `b1.txt`. A backslash escapes them.
 _HADOOP_GLOB = re.compile(r"([\\*?\[\]{}])")
+# The suffixes by which Hadoop's text input decodes a file, other than gzip's `.gz` (the codecs Hadoop 3 finds
+# by itself: bzip2, deflate, LZ4, Snappy, Zstandard).
+_HADOOP_CODEC_SUFFIXES = (".bz2", ".deflate", ".lz4", ".snappy", ".zst")
 
 
 class LakeFileSystem(abc.ABC):
@@ -146,6 +149,20 @@ class LakeFileSystem(abc.ABC):
                 "(it takes the part before it as a URI scheme); rename the file without one"
             )
         return _HADOOP_GLOB.sub(r"\\\1", self.spark_path(uri))
+
+    def spark_text_file_path(self, uri: str) -> str:
+        """`spark_file_path` for a file whose lines Spark reads as text, refusing one that Hadoop would decode
+        by its name with another codec than gzip (`_HADOOP_CODEC_SUFFIXES`), naming the file, before Spark
+        starts. Lake folders hold plain or `.gz` files; a plain file named `x.bz2` or `x.snappy` was read as
+        no line at all, without an error, so its lines were counted nowhere."""
+        name = uri.rstrip("/").rsplit("/", 1)[-1]
+        if name.endswith(_HADOOP_CODEC_SUFFIXES):
+            suffix = next(s for s in _HADOOP_CODEC_SUFFIXES if name.endswith(s))
+            raise ValueError(
+                f"cannot read {uri!r}: Spark decodes a file whose name ends in {suffix} by that codec, and lake "
+                "folders hold plain or gzip (.gz) files; decompress it (or gzip it) and rename it"
+            )
+        return self.spark_file_path(uri)
 
     def replace_tree(self, source: str, target: str) -> None:
         """Put the `source` folder in place of `target`. Atomic where a folder rename is; elsewhere (S3)

@@ -49,3 +49,20 @@ def test_a_colon_in_a_file_name_is_an_error_naming_the_file(spark, tmp_path, rea
     assert [f.name for f in files] == ["a:b.txt", "part-0"], "still a data file: the error is the reader's"
     with pytest.raises(ValueError, match=rf"cannot read '{folder}/a:b\.txt': .* holds a ':'.*rename the file"):
         read(spark, LocalFileSystem(), files)
+
+
+@READERS
+@pytest.mark.parametrize("suffix", [".bz2", ".snappy", ".lz4", ".deflate", ".zst"])
+def test_a_file_another_codec_would_decode_is_an_error_naming_it(
+    spark, tmp_path, read, line_column, list_files, suffix
+):
+    """Hadoop decodes a file by its name: a plain file named `.bz2`, `.snappy` or `.lz4` was read as no line,
+    without an error, so its lines were counted nowhere. Lake folders hold plain or `.gz` files."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "part-0.gz.txt").write_text("kept: the name ends in .txt\n")
+    (folder / f"part-1{suffix}").write_text("a plain line\n")
+    files = list_files(LocalFileSystem(), str(folder))
+    with pytest.raises(ValueError, match=rf"cannot read '{folder}/part-1\{suffix}': .* ends in \{suffix} .*gzip"):
+        read(spark, LocalFileSystem(), files)
+    assert lines_read(spark, read, line_column, files[:1]) == ["kept: the name ends in .txt"]
