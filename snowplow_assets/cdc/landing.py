@@ -8,7 +8,7 @@ are skipped), one Kafka record per line:
 
 Normalisation, decided here once:
 - `__timestamp`: a string of digits or an integer is epoch milliseconds; anything else must be an ISO-8601
-  timestamp Spark can cast (`2026-03-01T10:00:00.123Z`, with an offset, or without one, meaning UTC).
+  timestamp (`2026-03-01T10:00:00.123Z`, with an offset, or without one, meaning UTC), in the years 1 to 9999.
   Kafka timestamps are milliseconds, so ISO timestamps are truncated to the millisecond.
 - `__value`: a JSON object, a string holding JSON, JSON `null`, or the string `"null"`; both nulls are a
   null value (a delete or tombstone, depending on the contract). A missing `__value` is an error, not a null.
@@ -39,11 +39,21 @@ ENVELOPE_COLUMNS = (
     "__parsed_value", "__envelope_error",
 )  # fmt: skip
 
+# An ISO-8601 timestamp, as it must be written before Spark's cast reads it: Spark's cast alone also takes
+# `" 2026"`, `"+2026"` or `"3000\n"` for a year.
+_ISO_TIMESTAMP = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?"
+)
 TIMESTAMP_SQL = (
     f"timestamp_millis(CASE WHEN __timestamp_text RLIKE {literal('^-?[0-9]{1,15}' + END)} "
     "THEN CAST(__timestamp_text AS BIGINT) "
-    "ELSE unix_millis(try_cast(__timestamp_text AS TIMESTAMP)) END)"
+    f"WHEN __timestamp_text RLIKE {literal(_ISO_TIMESTAMP + END)} "
+    "THEN unix_millis(try_cast(__timestamp_text AS TIMESTAMP)) END)"
 )
+# The instants a record may have: the years 1 to 9999. History folders are named by the hour (`hour=…`), which
+# readers parse back; a year outside them (`+10000`, `0000`) failed every later cut and latest view.
+TIMESTAMP_RANGE_MS = (-62_135_596_800_000, 253_402_300_799_999)
+_IN_RANGE = f"unix_millis(__timestamp_read) BETWEEN {TIMESTAMP_RANGE_MS[0]} AND {TIMESTAMP_RANGE_MS[1]}"
 
 
 def landing_files(fs: LakeFileSystem, folder: str) -> list[FileEntry]:
@@ -72,8 +82,12 @@ def computed_once(frame: DataFrame) -> DataFrame:
     return frame.selectExpr("inline(array(struct(*)))")
 
 
+_BLANK = r"^\s*" + END
+
+
 def is_blank(line: str = "__line") -> str:
-    return f"trim({line}) = ''"
+    """White space only (Spark's `trim` takes spaces alone, so a line of tabs was a bad row)."""
+    return f"{line} RLIKE {literal(_BLANK)}"
 
 
 def parse_envelopes(lines: DataFrame) -> DataFrame:
@@ -98,7 +112,7 @@ def parse_envelopes(lines: DataFrame) -> DataFrame:
     )
     values = computed_once(fields).selectExpr(
         "*",
-        f"{TIMESTAMP_SQL} AS __timestamp",
+        f"{TIMESTAMP_SQL} AS __timestamp_read",
         # A string value holds the JSON text; an object value is the JSON itself.
         "CASE WHEN __raw_value IS NULL OR is_variant_null(__raw_value) THEN NULL "
         "WHEN startswith(__value_json, '\"') THEN variant_get(__raw_value, '$', 'string') "
@@ -116,11 +130,17 @@ def parse_envelopes(lines: DataFrame) -> DataFrame:
         "'message', '__offset is missing or not a non-negative integer') "
         "WHEN __raw_value IS NULL THEN named_struct('reason', 'invalid_envelope', "
         "'message', '__value is missing (a delete has \"__value\": null)') "
-        "WHEN __timestamp IS NULL THEN named_struct('reason', 'invalid_timestamp', 'message', "
+        "WHEN __timestamp_read IS NULL THEN named_struct('reason', 'invalid_timestamp', 'message', "
         "concat('__timestamp is neither epoch milliseconds nor an ISO-8601 timestamp: ', "
         "coalesce(__timestamp_text, 'missing'))) "
+        f"WHEN NOT {_IN_RANGE} THEN "
+        "named_struct('reason', 'invalid_timestamp', 'message', "
+        "concat('__timestamp is outside the years 1 to 9999: ', __timestamp_text)) "
         "WHEN __value IS NOT NULL AND __parsed_value IS NULL THEN named_struct('reason', 'invalid_value', "
         "'message', '__value is a string that is not JSON') "
         "END AS __envelope_error"
     )
-    return computed_once(values).selectExpr(*(c for c in ENVELOPE_COLUMNS if c != "__envelope_error"), error)
+    # Out of range, the instant is no record's: a bad row's (which has the text) is null, like an unreadable one's.
+    timestamp = f"CASE WHEN {_IN_RANGE} THEN __timestamp_read END AS __timestamp"
+    columns = [timestamp if c == "__timestamp" else c for c in ENVELOPE_COLUMNS if c != "__envelope_error"]
+    return computed_once(values).selectExpr(*columns, error)

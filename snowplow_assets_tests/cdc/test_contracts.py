@@ -54,6 +54,16 @@ CASES = {
     record("", {"id": 34}, "34", T, 34): ("bad", None, None, None, "invalid_envelope"),
     record(PARTIAL, {"id": 35}, "35", "yesterday", 35): ("bad", None, None, None, "invalid_timestamp"),
     record(PARTIAL, {"id": 36}, "36", 1.5e12, 36): ("bad", None, None, None, "invalid_timestamp"),
+    # Spark's cast alone reads these as years; and hour folders hold only the years 1 to 9999
+    record(PARTIAL, {"id": 37}, "37", " 2026", 37): ("bad", None, None, None, "invalid_timestamp"),
+    record(PARTIAL, {"id": 38}, "38", "+2026", 38): ("bad", None, None, None, "invalid_timestamp"),
+    record(PARTIAL, {"id": 39}, "39", "3000\n", 39): ("bad", None, None, None, "invalid_timestamp"),
+    record(PARTIAL, {"id": 40}, "40", 253402300800000, 40): ("bad", None, None, None, "invalid_timestamp"),
+    record(PARTIAL, {"id": 41}, "41", -62135596800001, 41): ("bad", None, None, None, "invalid_timestamp"),
+    record(PARTIAL, {"id": 42}, "42", "+10000-01-01T00:00:00Z", 42): ("bad", None, None, None, "invalid_timestamp"),
+    record(PARTIAL, {"id": 43}, "43", "0001-01-01T00:30:00+01:00", 43): ("bad", None, None, None, "invalid_timestamp"),
+    record(PARTIAL, {"id": 44}, "44", 253402300799999, 44): ("history", "44", "update", {"id": 44}, None),
+    record(PARTIAL, {"id": 45}, "45", "0001-01-02T00:00:00Z", 45): ("history", "45", "update", {"id": 45}, None),
     "not json at all": ("bad", None, None, None, "invalid_json"),
     "[1, 2, 3]": ("bad", None, None, None, "invalid_json"),
     '{"__topic": "customers_raw"': ("bad", None, None, None, "invalid_json"),
@@ -73,7 +83,7 @@ TIMESTAMPS = {
 @pytest.fixture(scope="module")
 def classified(spark):
     stamped = [record(PARTIAL, {"id": 100 + i}, str(100 + i), ts, 100 + i) for i, ts in enumerate(TIMESTAMPS)]
-    lines = [*CASES, *stamped, "", "   "]
+    lines = [*CASES, *stamped, "", "   ", " \t \r"]
     frame = spark.createDataFrame([("part-0", line) for line in lines], "__file STRING, __line STRING")
     rows = classify(parse_envelopes(frame), models()).drop("__parsed_value", "__row").collect()
     return {row["__line"]: row for row in rows}
@@ -103,13 +113,22 @@ def test_timestamp_forms_normalise_to_utc_milliseconds(classified):
 
 
 def test_blank_lines_are_not_records(classified):
-    assert "" not in classified and "   " not in classified
+    assert "" not in classified and "   " not in classified and " \t \r" not in classified
 
 
 def test_bad_rows_say_why(classified):
     messages = {r["__reason"]: r["__message"] for r in classified.values() if r["__reason"]}
     assert messages["unknown_topic"] == "no model declares topic shop.orders"
-    assert messages["invalid_timestamp"].startswith("__timestamp is neither epoch milliseconds nor an ISO-8601")
+    timestamps = {
+        r["__key"] or r["__line"]: r["__message"] for r in classified.values() if r["__reason"] == "invalid_timestamp"
+    }
+    assert classified[record(PARTIAL, {"id": 35}, "35", "yesterday", 35)]["__message"] == (
+        "__timestamp is neither epoch milliseconds nor an ISO-8601 timestamp: yesterday"
+    )
+    assert classified[record(PARTIAL, {"id": 40}, "40", 253402300800000, 40)]["__message"] == (
+        "__timestamp is outside the years 1 to 9999: 253402300800000"
+    )
+    assert len(timestamps) == 9
     assert (
         "UPSERT is not one of INSERT, UPDATE, DELETE" in messages["unknown_change_type"]
         or "t is not one of c, r, u, d" in messages["unknown_change_type"]

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from snowplow_assets.cdc.batches import cut_batches
 from snowplow_assets.cdc.history import (
     HISTORY_COLUMNS,
     HISTORY_SCHEMA,
@@ -14,10 +15,12 @@ from snowplow_assets.cdc.history import (
     read_records,
     record_files,
 )
+from snowplow_assets.cdc.latest import latest_table
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.cdc.builders import (
     ISSUE_MODELS_YAML,
+    PARTIAL,
     debezium,
     event,
     models,
@@ -115,6 +118,28 @@ def test_names_no_model_could_declare_are_not_recorded(spark, lake):
     write_landing(lake, "landing=names", lines)
     report = ingest_landing(spark, LocalFileSystem(), lake, "landing=names", MODELS)
     assert report.bad_reasons == {"unknown_topic": 2} and report.topics == {"customers_raw": "customers/partial/id"}
+
+
+def test_a_record_outside_the_years_1_to_9999_is_a_bad_row_and_the_lake_goes_on(spark, lake):
+    """It was a change in a `hour=+10000-01-01-00` folder, which every later cut and latest view failed to read
+    back, for every model, until the landing was removed."""
+    far = [
+        partial(2, 253_402_300_800_000, 1, {"email": "y"}),
+        record(PARTIAL, {"id": 3}, "3", "0000-06-01T00:00:00Z", 2),
+    ]
+    write_landing(
+        lake, LANDING, [partial(1, H10, 0, {"email": "x"}), *far, record("shop.orders", {"id": "o"}, "o", H10, 0)]
+    )
+    fs = LocalFileSystem()
+    report = ingest_landing(spark, fs, lake, LANDING, MODELS)
+    assert (report.changes, report.bad, report.bad_reasons) == (2, 2, {"invalid_timestamp": 2})
+    results = cut_batches(spark, fs, lake, MODELS, now_ms=H11)
+    assert {r.model: (r.status, r.batch.rows if r.batch else None) for r in results} == {
+        "customers": ("cut", 1),
+        "orders": ("cut", 1),
+    }
+    table, _ = latest_table(spark, fs, lake, MODELS.model("customers"))
+    assert [row["id"] for row in table.collect()] == ["1"]
 
 
 def test_records_of_ignored_topics_are_counted_and_written_nowhere(spark, lake):
