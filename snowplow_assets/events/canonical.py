@@ -29,7 +29,8 @@ patterns, parse.py's wrapper schemas and the Iglu URI pattern, by field, from en
 templates of an entity's line and folder (shred.py, output_folders.py), which it renders itself: that
 took about a tenth less of the parse pass than building the lines in Spark SQL from the entities the
 function returned (benchmarks/README.md). JSON is read and re-serialised by the same Jackson, with the same limits, as Spark's
-`from_json` in parse.py.
+`from_json` in parse.py; a JSON field with a number in it that a double cannot hold is left to the full
+parser, which makes the line bad when the number is in an entity's data (the README's Parsing).
 Matching the typed fields against their patterns took nearly half of the function's time, so it first tries a
 hand-written check of each form (CanonicalForms.java) and runs the pattern only when that check says no: the
 patterns below still decide, and a test holds each check to its pattern.

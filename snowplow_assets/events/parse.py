@@ -12,7 +12,10 @@ the one before. Catalyst does not merge a projection into one that would evaluat
 times, so every split, field extraction, cast and JSON parse happens once per line.
 
 Known leniency, inherited from Spark's JSON reader: text after the first complete JSON value in a field is
-ignored, and numbers with more than 17 significant digits come back as doubles in `data`.
+ignored, and numbers with a fraction or an exponent come back as doubles in `data` (so with at most 17
+significant digits). Spark's reader would also take NaN and Infinity for numbers, and read a number beyond a
+double's range as "Infinity" or 0.0: the first is turned off (`allowNonNumericNumbers`), and the second makes
+the line bad (_beyond_double_in_data).
 
 Each JSON field is read twice. Read into a STRING, an entity's `data` is its compact JSON when it is an object
 or an array, but the unescaped text when it is a JSON string, so `"{oops"` and `"{\"a\":1}"` would pass for
@@ -44,7 +47,10 @@ _SDJ = "STRUCT<schema: STRING, data: STRING>"
 # An entity as the second reading of a JSON field sees it: its data null unless it is a JSON object.
 _OBJECT_SDJ = "STRUCT<data: STRUCT<>>"
 _CORRUPT = "_corrupt_record"
-_JSON_OPTIONS = f"map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', {literal(_CORRUPT)})"
+# NaN, Infinity and the like are no JSON: Spark's reader takes them for numbers unless told not to.
+_JSON_OPTIONS = (
+    f"map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', {literal(_CORRUPT)}, 'allowNonNumericNumbers', 'false')"
+)
 
 # JSON field -> (pattern its wrapper schema must match, whether the wrapper holds an array of entities)
 JSON_WRAPPERS = {
@@ -209,7 +215,8 @@ def _error(field: EnrichedField) -> str:
     return case(*branches)
 
 
-_BEYOND_DOUBLE = "Value is out of the range of a double (0, or 4.9E-324 to 1.7976931348623157E308 in magnitude)"
+_DOUBLE_RANGE = "(0, or 4.9E-324 to 1.7976931348623157E308 in magnitude)"
+_BEYOND_DOUBLE = f"Value is out of the range of a double {_DOUBLE_RANGE}"
 
 
 def _beyond_double(raw: str, typed: str) -> str:
@@ -219,10 +226,39 @@ def _beyond_double(raw: str, typed: str) -> str:
     return f"(abs({typed}) = CAST('Infinity' AS DOUBLE) OR ({typed} = 0 AND {raw} RLIKE '^[^eE]*[1-9]'))"
 
 
-def _entity_error(sdj: str, object_sdj: str) -> str:
+# JSON's strings, in double or (as Spark's reader allows) single quotes, and its numbers; each possessive, so
+# that Java's regex neither backtracks nor recurses per character. A number is captured (group 1) where no
+# letter, digit or point comes before it: a string is consumed whole, so a number in one is never captured.
+_JSON_NUMBERS = (
+    r"""(?s)"[^"\\]*+(?:\\.[^"\\]*+)*+"|'[^'\\]*+(?:\\.[^'\\]*+)*+'"""
+    r"|(?<![0-9A-Za-z.])([0-9]++(?:\.[0-9]++)?+(?:[eE][+-]?+[0-9]++)?+)"
+)
+# A double 0 as Spark writes it in an entity's data (compact JSON): 0.0 or -0.0, as a value.
+_ZERO_IN_JSON = r"[:,\[]-?0\.0[,\]}]"
+_BEYOND_DOUBLE_IN_DATA = f"a number in an entity's data is out of the range of a double {_DOUBLE_RANGE}"
+
+
+def _beyond_double_in_data(data: str, raw: str) -> str:
+    """Whether an entity's data held a number beyond a double's range, which Spark's reader wrote wrongly.
+
+    The reader makes a number with a fraction or an exponent a double (an integer keeps its digits), and
+    writes one beyond the largest as "Infinity" and one so close to 0 that it reads as 0 as 0.0. `data` is
+    only the output, so the field's text, `raw`, is searched for such a number, outside its strings; only
+    for an entity whose data holds "Infinity" or a 0.0, so the search seldom runs. A number a double cannot
+    hold elsewhere in the field (a key the reader skips, text after the JSON) is then found too; the fast
+    path leaves every field with such a number anywhere to the full parser (CanonicalLine)."""
+    number = "number"
+    beyond = _beyond_double(number, f"try_cast({number} AS DOUBLE)")
+    numbers = f"regexp_extract_all({raw}, {literal(_JSON_NUMBERS)}, 1)"
+    in_raw = f"exists({numbers}, {number} -> {number} RLIKE '[.eE]' AND {beyond})"
+    wrote = f"contains({data}, 'Infinity\"') OR (contains({data}, '0.0') AND {data} RLIKE {literal(_ZERO_IN_JSON)})"
+    return f"(({wrote}) AND {in_raw})"
+
+
+def _entity_error(sdj: str, object_sdj: str, raw: str) -> str:
     """Why an entity is unusable, or null: it is null, has no valid Iglu URI, one too long to name its
-    type's folders (iglu.py), or data that is no JSON object. `object_sdj` is the entity in the field's
-    second reading."""
+    type's folders (iglu.py), data that is no JSON object, or data with a number a double cannot hold.
+    `object_sdj` is the entity in the field's second reading, `raw` the field's text."""
     schema = f"{sdj}.schema"
     return case(
         (f"{sdj} IS NULL", "'an entity is null'"),
@@ -232,6 +268,7 @@ def _entity_error(sdj: str, object_sdj: str) -> str:
         ),
         (f"length({schema}) > {MAX_SCHEMA_URI_LENGTH}", f"format_string({literal(_TOO_LONG)}, {schema})"),
         (f"{object_sdj}.data IS NULL", _not_an_object(schema)),
+        (_beyond_double_in_data(f"{sdj}.data", raw), literal(_BEYOND_DOUBLE_IN_DATA)),
     )
 
 
@@ -243,15 +280,16 @@ def _not_an_object(schema: str) -> str:
 
 
 def _json_error(field: EnrichedField) -> str:
-    """Why a JSON field is unusable: unparseable, wrong wrapper, or an entity without a valid URI or object."""
+    """Why a JSON field is unusable: unparseable, wrong wrapper, or an entity without a valid URI or object,
+    or with a number a double cannot hold."""
     name, raw, parsed, objects = field.name, _raw(field), _typed(field), _objects(field)
     wrapper, is_array = JSON_WRAPPERS[name]
     data = f"{parsed}.data"
     if is_array:
-        entity_errors = f"transform({data}, (e, i) -> {_entity_error('e', f'get({objects}.data, i)')})"
+        entity_errors = f"transform({data}, (e, i) -> {_entity_error('e', f'get({objects}.data, i)', raw)})"
         entity_error, first_entity = f"get(array_compact({entity_errors}), 0)", f"get({data}, 0)"
     else:
-        entity_error, first_entity = _entity_error(data, f"{objects}.data"), data
+        entity_error, first_entity = _entity_error(data, f"{objects}.data", raw), data
     # An entity that repeats `data`, one value an object and another not, leaves the second reading corrupt
     # though it found an object there: the line is bad all the same, and its first entity is named.
     repeated = f"CASE WHEN {objects}.{_CORRUPT} IS NOT NULL THEN {_not_an_object(f'{first_entity}.schema')} END"

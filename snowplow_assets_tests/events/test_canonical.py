@@ -41,6 +41,13 @@ CANONICAL = [
         contexts=WRAPPER
         % f'[{{"schema":"{WEB_PAGE}","data":{{"n":123456789012345678901234567890,"f":1e-7,"g":-0.0}}}}]'
     ),
+    # Numbers a double holds, zeros written with other digits, and text that only looks like a number beyond
+    # its range.
+    event_line(
+        contexts=WRAPPER
+        % f'[{{"schema":"{WEB_PAGE}","data":{{"a":1,"b":-0.5,"c":1e10,"d":1.5e-30,"e":0.0e-5,"f":0e999,"g":-0e-999,'
+        f'"h":4.9e-324,"i":1.7976931348623157e308,"j":1{"0" * 400},"1e999":"x:1e999"}},"x":[0.5,0e-999]}}]'
+    ),
     event_line(contexts=WRAPPER % "[]", derived_contexts=None),
     event_line(contexts=WRAPPER % f'[{{"schema":"{LONGEST_URI}","data":{{}}}}]'),
 ]
@@ -65,6 +72,9 @@ OTHER_FORMS = [
     event_line(contexts=WRAPPER.replace('"', "'") % f"[{{'schema':'{WEB_PAGE}','data':{{}}}}]"),
     event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{}}}}]' + " trailing text"),
     event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"a":1}},"data":{{"a":2}}}}]'),
+    # A number a double cannot hold where the reader skips it: it never reaches the output.
+    event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{}},"x":1e999}}]'),
+    event_line(derived_contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{}},"x":{{"y":1.5e-400}}}}]'),
     event_line(page_title="\ufffd may stand for bytes that were not UTF-8"),
 ]
 
@@ -89,6 +99,18 @@ BAD = [
     event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":"{{not an object"}}]'),
     event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":"{{\\"a\\":1}}"}}]'),
     event_line(contexts=WRAPPER % f'[{{"schema":"{TOO_LONG_URI}","data":{{}}}}]'),
+    # Not numbers in JSON, and numbers in JSON that a double cannot hold in an entity's data (or in a key the
+    # reader skips, beside data that holds what such a number leaves there: parse.py).
+    *(
+        event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"n":{v}}}}}]')
+        for v in ("NaN", "-Infinity", "+INF")
+    ),
+    *(
+        event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"n":[1,{v}]}}}}]')
+        for v in ("1e999", "-1E+400", "1.5e-400", "-2.4e-324", "9" * 309 + ".5", "0." + "0" * 400 + "1")
+    ),
+    event_line(event="unstruct", unstruct_event=link_click().replace('"targetUrl"', '"n":1e999,"targetUrl"')),
+    event_line(derived_contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"z":0.0}},"x":{{"y":1.5e-400}}}}]'),
 ]
 
 
@@ -213,6 +235,9 @@ def test_what_one_worker_keeps_between_lines_never_changes_a_later_lines_result(
         # Jackson fails inside the entity's data, while copying it.
         (event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"a":[1,2}}}}]'), False),
         (event_line(), True),
+        # A number beyond a double's range stops the copy half-way through a value too.
+        (event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"a":[1,1e999,3]}}}}]'), False),
+        (event_line(), True),
         (event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"b":[3,{{"c":4}}]}}}}]'), True),
         (event_line(contexts=unknown_entity), False),
         (event_line(contexts=unknown_entity), False),  # its URI is remembered as invalid
@@ -229,4 +254,4 @@ def test_what_one_worker_keeps_between_lines_never_changes_a_later_lines_result(
         if fast_row.canonical:
             for column in outputs:
                 assert fast_row[column] == full_row[column], (column, fast_row.row_id)
-    assert [line.head for line in fast[4].entity_lines if '"data":{"b":[3,{"c":4}]},' in line.head]
+    assert [line.head for line in fast[6].entity_lines if '"data":{"b":[3,{"c":4}]},' in line.head]

@@ -147,6 +147,18 @@ _CTX = "iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-1"
 _UE = "iglu:com.snowplowanalytics.snowplow/unstruct_event/jsonschema/1-0-0"
 _X = "iglu:com.acme/x/jsonschema/1-0-0"
 _TOO_LONG = "iglu:com.acme/" + "n" * 170 + "/jsonschema/1-0-0"  # 201 characters: one too many (iglu.py)
+
+
+def _x_context(data: str) -> str:
+    """A contexts field of one entity, `_X`, with the given data."""
+    return f'{{"schema":"{_CTX}","data":[{{"schema":"{_X}","data":{data}}}]}}'
+
+
+def _x_event(data: str) -> str:
+    return f'{{"schema":"{_UE}","data":{{"schema":"{_X}","data":{data}}}}}'
+
+
+_BEYOND = "a number in an entity's data is out of the range of a double"
 INVALID_JSON = [
     (field, text, message, line(event_line(**{field: text})))
     for field, text, message in [
@@ -202,6 +214,29 @@ INVALID_JSON = [
             '"data":{"schema":"iglu:com.acme/e/jsonschema/0-1-0","data":{}}}',
             "not a valid Iglu URI",
         ),
+        # Not numbers in JSON, whatever Spark's reader would take for one.
+        *(
+            ("contexts", _x_context(f'{{"n":{v}}}'), "invalid JSON")
+            for v in ("NaN", "Infinity", "-Infinity", "+Infinity", "-INF", "+INF")
+        ),
+        ("unstruct_event", _x_event('{"n":[1,NaN]}'), "invalid JSON"),
+        ("derived_contexts", _x_context('{"n":Infinity}'), "invalid JSON"),
+        # Numbers a double cannot hold: Spark would write "Infinity" or 0.0 for them.
+        *(
+            ("contexts", _x_context(f'{{"n":{v}}}'), _BEYOND)
+            for v in ("1e999", "-1E+999", "1.7976931348623159e308", "1.5e-400", "-1.5e-400", "2.4e-324")
+        ),
+        ("contexts", _x_context('{"n":' + "9" * 309 + ".5}"), _BEYOND),
+        ("contexts", _x_context('{"n":0.' + "0" * 400 + "1}"), _BEYOND),
+        ("unstruct_event", _x_event('{"a":[1,{"b":"1e999","c":1e999}]}'), _BEYOND),
+        ("derived_contexts", _x_context('{"n":1e-400}'), _BEYOND),
+        # The field's text is searched as a whole where an entity's data holds what such a number leaves there
+        # ("Infinity" or 0.0), so beside one, a number in a key the reader skips counts too.
+        (
+            "contexts",
+            f'{{"schema":"{_CTX}","data":[{{"schema":"{_X}","data":{{"s":"Infinity"}},"x":[1e999]}}]}}',
+            _BEYOND,
+        ),
     ]
 ]
 
@@ -211,6 +246,40 @@ def test_invalid_json_fields_make_the_line_bad(parsed, field, text, message, who
     errors = decoding_errors(parsed[whole_line])
     assert set(errors) == {field} and message in errors[field]["message"], errors
     assert errors[field]["value"] == text
+
+
+# Numbers a double holds, text that only looks like a number beyond its range, and such a number where the
+# reader skips it: data as Spark writes it.
+GOOD_NUMBERS = [
+    (contexts, written, line(event_line(contexts=contexts)))
+    for contexts, written in [
+        (_x_context(data), written)
+        for data, written in [
+            ('{"n":1,"m":-0.5,"e":1e10,"s":1.5e-30}', '{"n":1,"m":-0.5,"e":1.0E10,"s":1.5E-30}'),
+            ('{"n":123456789012345678901234567890}', '{"n":123456789012345678901234567890}'),
+            ('{"n":1234567890.12345678901234567890}', '{"n":1.2345678901234567E9}'),
+            ('{"a":0.0e-5,"b":0e999,"c":-0e-999,"d":0.0}', '{"a":0.0,"b":0.0,"c":-0.0,"d":0.0}'),
+            ('{"min":4.9e-324,"max":1.7976931348623157e308}', '{"min":4.9E-324,"max":1.7976931348623157E308}'),
+            ('{"n":1' + "0" * 400 + "}", '{"n":1' + "0" * 400 + "}"),  # an integer keeps its digits
+            ('{"s":"Infinity","t":"-Infinity","z":0.0}', '{"s":"Infinity","t":"-Infinity","z":0.0}'),
+            (
+                '{"i":"Infinity","1e999":"x:1e999","q":"\\":1e999","s":\'y:1e999\'}',
+                '{"i":"Infinity","1e999":"x:1e999","q":"\\":1e999","s":"y:1e999"}',
+            ),
+        ]
+    ]
+    + [
+        (f'{{"schema":"{_CTX}","data":[{{"schema":"{_X}","data":{{"n":1}},"x":[1e999]}}]}}', '{"n":1}'),
+        (f'{{"schema":"{_CTX}","data":[{{"schema":"{_X}","data":{{"n":1}}}}]}} 1e999', '{"n":1}'),
+    ]
+]
+
+
+@pytest.mark.parametrize(("contexts", "written", "text"), GOOD_NUMBERS)
+def test_numbers_a_double_holds_are_good(parsed, contexts, written, text):
+    row = parsed[text]
+    assert row.failure is None, row.failure
+    assert [e.data for e in row.contexts] == [written]
 
 
 OLD_WRAPPER = line(

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonFactoryBuilder;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
@@ -39,7 +40,9 @@ import org.apache.spark.sql.api.java.UDF1;
  * that only Spark's lenient reader accepts, a repeated key, text after the JSON value, a number that
  * renders in exponent form, a U+FFFD that may stand for invalid UTF-8) is left to it. The JSON fields are
  * read and re-serialised with the Jackson that Spark's from_json uses, with its limits, so an entity's data
- * is the same text either way.
+ * is the same text either way. A JSON field with a number anywhere in it that a double cannot hold is left
+ * to it too (checkDouble): in an entity's data Spark would write it as "Infinity" or 0.0, and the full parser
+ * makes the line bad.
  */
 public final class CanonicalLine implements UDF1<String, Row> {
   private static final long serialVersionUID = 1L;
@@ -254,11 +257,14 @@ public final class CanonicalLine implements UDF1<String, Row> {
       return known;
     }
 
-    /** The current JSON value, compact, exactly as Spark's from_json renders a value it reads as a string. */
+    /**
+     * The current JSON value, compact, exactly as Spark's from_json renders a value it reads as a string;
+     * throws BeyondDouble where one of its numbers is beyond a double's range (checkDouble).
+     */
     String copy(JsonParser parser) throws IOException {
       if (copier == null) copier = JSON_FACTORY.createGenerator(copied, JsonEncoding.UTF8);
       try {
-        copier.copyCurrentStructure(parser);
+        walk(parser, copier);
         copier.flush();
         return copied.toString(StandardCharsets.UTF_8);
       } catch (IOException | RuntimeException e) {
@@ -426,6 +432,54 @@ public final class CanonicalLine implements UDF1<String, Row> {
     }
   }
 
+  /**
+   * Reads the current JSON value to its end, checking each number with a fraction or an exponent
+   * (checkDouble), and copies it to `to` unless that is null. The copy is Jackson's copyCurrentStructure,
+   * event by event (the same writes, so the same text), so the check costs a comparison per token and a
+   * test of each such number's double, which the copy reads anyway: no second pass over the text.
+   */
+  private static void walk(JsonParser parser, JsonGenerator to) throws IOException {
+    JsonToken token = parser.currentToken();
+    int depth = 0;
+    while (true) {
+      if (token == null) throw new JsonParseException(parser, "unexpected end of the JSON value");
+      if (token == JsonToken.VALUE_NUMBER_FLOAT) checkDouble(parser);
+      if (to != null) to.copyCurrentEvent(parser);
+      if (token.isStructStart()) depth++;
+      else if (token.isStructEnd()) depth--;
+      if (depth == 0) return;
+      token = parser.nextToken();
+    }
+  }
+
+  /**
+   * Throws BeyondDouble unless the double the current number reads as holds its value: past the largest
+   * it reads as an infinity, and so close to 0 as 0 though its digits are not all 0, and Spark would write
+   * "Infinity" or 0.0 for it in an entity's data (parse.py makes its line bad). The double is the one the
+   * copy writes, read once; only a 0 has its digits looked at.
+   */
+  private static void checkDouble(JsonParser parser) throws IOException {
+    double value = parser.getDoubleValue();
+    if (Double.isInfinite(value)) throw new BeyondDouble(parser);
+    if (value == 0) {
+      char[] text = parser.getTextCharacters();
+      for (int i = parser.getTextOffset(), end = i + parser.getTextLength(); i < end; i++) {
+        char c = text[i];
+        if (c == 'e' || c == 'E') return;
+        if (c >= '1' && c <= '9') throw new BeyondDouble(parser);
+      }
+    }
+  }
+
+  /** A number that a double cannot hold: the line is left to the full parser. */
+  private static final class BeyondDouble extends JsonParseException {
+    private static final long serialVersionUID = 1L;
+
+    BeyondDouble(JsonParser parser) {
+      super(parser, "a number is out of the range of a double");
+    }
+  }
+
   private static String[] entity(Worker w, JsonParser parser) throws IOException {
     SelfDescribing entity = selfDescribing(parser, (p, token) -> token == JsonToken.START_OBJECT ? w.copy(p) : null);
     String[] schema = entity == null ? null : w.entitySchema(entity.schema);
@@ -445,7 +499,8 @@ public final class CanonicalLine implements UDF1<String, Row> {
 
   /**
    * An object with a string `schema` and a `data` that `data` accepts, each exactly once (other keys are
-   * skipped, as Spark skips them); null if it is anything else.
+   * skipped, as Spark skips them, but their numbers checked: the full parser searches the field's whole text
+   * for a number a double cannot hold, parse.py); null if it is anything else.
    */
   private static SelfDescribing selfDescribing(JsonParser parser, DataReader data) throws IOException {
     if (parser.currentToken() != JsonToken.START_OBJECT) return null;
@@ -462,7 +517,7 @@ public final class CanonicalLine implements UDF1<String, Row> {
         value = data.read(parser, token);
         if (value == null) return null;
       } else {
-        parser.skipChildren();
+        walk(parser, null);
       }
     }
     return schema == null || value == null ? null : new SelfDescribing(schema, value);
