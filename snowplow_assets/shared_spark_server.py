@@ -174,7 +174,7 @@ class SharedServer:
         address = _reachable_address(folder)
         if address is None:
             return ServerStatus(folder, None, False, None)
-        stops_after = float(json.loads((folder / "launch.json").read_text())["idle_seconds"])
+        stops_after = float(_read_launch(folder)["idle_seconds"])
         with (folder / "lease").open("a") as lease:
             try:
                 fcntl.flock(lease, fcntl.LOCK_EX | fcntl.LOCK_NB)  # let go at once: a client may be waiting
@@ -278,6 +278,11 @@ def _write_address(folder: Path, address: ServerAddress) -> None:
     os.replace(pending, folder / "server.json")
 
 
+def _read_launch(folder: Path) -> dict:
+    """What the starting client gave the keeper (`launch.json`): command, host, port and idle time."""
+    return json.loads((folder / "launch.json").read_text())
+
+
 def _remove_address(folder: Path) -> None:
     """Remove `server.json` if it is this keeper's: a keeper whose server stopped listening may have been
     replaced by another's."""
@@ -288,7 +293,7 @@ def _remove_address(folder: Path) -> None:
 def main(folder: Path) -> int:
     """The keeper: start the server that `launch.json` describes, publish its address once it listens, and
     stop it once it has been idle, or when the keeper is told to stop (SIGTERM)."""
-    launch = json.loads((folder / "launch.json").read_text())
+    launch = _read_launch(folder)
     idle_seconds = float(launch["idle_seconds"])
     server = RunningServer.launch(
         launch["command"],

@@ -14,8 +14,9 @@ from snowplow_assets.web.run_limits import RunLimits, format_timestamp, run_limi
 from snowplow_assets.web.variables import WebVariables, parse_models
 
 
-def next_run_limits(settings: Settings, now: datetime) -> tuple[RunLimits, dict[str, datetime | None]]:
-    enabled = parse_models(settings.web_models)
+def next_run_limits(
+    settings: Settings, enabled: tuple[str, ...], now: datetime
+) -> tuple[RunLimits, dict[str, datetime | None]]:
     with project_instance() as instance:
         manifest = read_web_manifest(instance, enabled)
     return run_limits(enabled, manifest, now, WebVariables.from_settings(settings)), manifest
@@ -26,12 +27,13 @@ def next_run_limits(settings: Settings, now: datetime) -> tuple[RunLimits, dict[
 def web_limits(as_json: bool) -> None:
     """Print the state of the incremental manifest and the window the next web-models run would process."""
     settings = Settings()
-    if not parse_models(settings.web_models):
+    enabled = parse_models(settings.web_models)
+    if not enabled:
         # As `process` reports it: with no model there is no run, so no state and no window.
         none = {"state": None, "lower_limit": None, "upper_limit": None, "models": {}}
         click.echo(json.dumps(none, indent=2) if as_json else "web models: none enabled (SNOWPLOW_WEB_MODELS)")
         return
-    limits, manifest = next_run_limits(settings, datetime.now(UTC))
+    limits, manifest = next_run_limits(settings, enabled, datetime.now(UTC))
     if as_json:
         document = {
             "state": limits.state.value,

@@ -156,8 +156,7 @@ class LakeFileSystem(abc.ABC):
         starts. Lake folders hold plain or `.gz` files; a plain file named `x.bz2` or `x.snappy` was read as
         no line at all, without an error, so its lines were counted nowhere."""
         name = uri.rstrip("/").rsplit("/", 1)[-1]
-        if name.endswith(_HADOOP_CODEC_SUFFIXES):
-            suffix = next(s for s in _HADOOP_CODEC_SUFFIXES if name.endswith(s))
+        if suffix := next((s for s in _HADOOP_CODEC_SUFFIXES if name.endswith(s)), None):
             raise ValueError(
                 f"cannot read {uri!r}: Spark decodes a file whose name ends in {suffix} by that codec, and lake "
                 "folders hold plain or gzip (.gz) files; decompress it (or gzip it) and rename it"
