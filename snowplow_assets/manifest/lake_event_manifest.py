@@ -14,9 +14,12 @@ all still exist, plus an orphan folder that the next compaction deletes.
 
 **Serialisation.** A check-and-set here is read, join, write, so two writers at once could both record
 the same pair. Runs that write this manifest are serialised by a tag concurrency limit in dagster.yaml
-(the tag is set on the shred and populate jobs). As a second line of defence the index carries a
-version: a writer that finds it changed since it read it publishes nothing and fails with
-`ConcurrentManifestWrite`; its rerun then decides against the new state.
+(the tag is set on the shred and populate jobs). As a second line of defence every write of the index is a
+compare-and-swap against the index as read at the start of the check (`write_text_if_unchanged`: S3's
+conditional PUT, a lock-guarded comparison on a local disk): a writer whose index another writer rewrote,
+created or removed in between publishes nothing and fails with `ConcurrentManifestWrite`; its rerun then
+decides against the new state. Compaction writes the index the same way. The index still counts its writes
+in `version`, for the people who read it; the race is decided by the storage's token alone.
 
 **Expiry.** All entries of a batch share its ttl (etlTime + ttl days), so expiry is per batch: reads
 skip expired batches using the index alone, and compaction, at the start of every check-and-set, drops
@@ -65,7 +68,7 @@ from snowplow_assets.manifest.base import (
     utc_now,
 )
 from snowplow_assets.spark import observed_counts, session_conf, single_phase_aggregation, unsorted_partitioned_write
-from snowplow_assets.storage import LakeFileSystem
+from snowplow_assets.storage import FileChangedSinceRead, LakeFileSystem
 
 INDEX_FORMAT = 1
 # What the lake's storage raises once it gives up: a local disk, or S3 after its client's own retries.
@@ -84,6 +87,7 @@ class BatchEntries:
 class ManifestIndex:
     version: int
     batches: dict[str, BatchEntries]
+    token: str | None  # the storage's token of the index as read (None: there was none), for publishing
 
     def live(self, now: int) -> dict[str, BatchEntries]:
         return {run: b for run, b in self.batches.items() if b.ttl > now}
@@ -135,11 +139,11 @@ class LakeEventManifest(EventManifest):
     def read_index(self) -> ManifestIndex:
         uri = self.lake.event_manifest_index
         try:
-            if not self.fs.exists(uri):
-                return ManifestIndex(0, {})
-            text = self.fs.read_text(uri)
+            text, token = self.fs.read_text_with_token(uri)
         except STORAGE_ERRORS as error:
             raise EventManifestUnavailable(f"cannot read the event manifest index {uri}: {error}") from error
+        if text is None:
+            return ManifestIndex(0, {}, None)
         try:
             data = json.loads(text)
             if data.get("format") != INDEX_FORMAT:
@@ -153,24 +157,26 @@ class LakeEventManifest(EventManifest):
                 )
                 for run, entry in data["batches"].items()
             }
-            return ManifestIndex(int(data["version"]), batches)
+            return ManifestIndex(int(data["version"]), batches, token)
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             raise EventManifestUnavailable(f"the event manifest index {uri} is unreadable: {error}") from error
 
-    def _publish_index(self, batches: dict[str, BatchEntries], read_version: int) -> None:
-        current = self.read_index()
-        if current.version != read_version:
-            raise ConcurrentManifestWrite(
-                f"the event manifest changed while this batch was being checked (index version {read_version} "
-                f"became {current.version}): another run wrote it at the same time. Nothing was published; "
-                "rerun this batch."
-            )
+    def _publish_index(self, batches: dict[str, BatchEntries], read: ManifestIndex) -> None:
+        """Write the index of `batches` in place of `read`, only if it is still the index there."""
+        uri = self.lake.event_manifest_index
         document = {
             "format": INDEX_FORMAT,
-            "version": read_version + 1,
+            "version": read.version + 1,
             "batches": {run: asdict(b) for run, b in sorted(batches.items())},
         }
-        self.fs.write_text(self.lake.event_manifest_index, json.dumps(document, indent=1))
+        try:
+            self.fs.write_text_if_unchanged(uri, json.dumps(document, indent=1), read.token)
+        except FileChangedSinceRead as error:
+            raise ConcurrentManifestWrite(
+                f"the event manifest index {uri} changed while this batch was being checked (it was read at "
+                f"version {read.version}): another run wrote it at the same time. Nothing was published; "
+                "rerun this batch."
+            ) from error
 
     # Reading entries
 
@@ -196,7 +202,7 @@ class LakeEventManifest(EventManifest):
         index = self.read_index()
         live = index.live(self.now())
         if len(live) != len(index.batches):
-            self._publish_index(live, index.version)
+            self._publish_index(live, index)
         current = {b.folder for b in live.values()}
         for entry in self.fs.list_dir(self.lake.event_manifest_entries):
             if entry.name not in current:
@@ -273,7 +279,7 @@ class LakeEventManifest(EventManifest):
                 folder = f"{validate_run_folder(run)}.{uuid.uuid4().hex[:16]}"
                 self.fs.move(source, self.lake.event_manifest_entry_folder(folder))
             batches[run] = BatchEntries(folder, batch.etl_time, batch.ttl(self.ttl_days), recorded_at)
-        self._publish_index(batches, index.version)
+        self._publish_index(batches, index)
         for run in staged:
             previous = index.batches.get(run)
             if previous is not None and previous.folder is not None:

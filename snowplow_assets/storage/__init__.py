@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from snowplow_assets.storage.base import (
+    FileChangedSinceRead,
     FileEntry,
     LakeFileSystem,
     data_files,
@@ -44,6 +45,7 @@ def filesystem_for(root: str, s3_client: Any = None, s3_scheme: str | None = Non
 
 __all__ = [
     "DeleteError",
+    "FileChangedSinceRead",
     "FileEntry",
     "LakeFileSystem",
     "LocalFileSystem",

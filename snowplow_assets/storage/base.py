@@ -85,6 +85,16 @@ _HADOOP_GLOB = re.compile(r"([\\*?\[\]{}])")
 _HADOOP_CODEC_SUFFIXES = (".bz2", ".deflate", ".lz4", ".snappy", ".zst")
 
 
+class FileChangedSinceRead(Exception):
+    """`write_text_if_unchanged` found the file changed, created or deleted since its token was read, and
+    wrote nothing: another writer got there first. Not an OSError: nothing failed, and a retry of the same
+    write would fail again; the caller has to read the file anew and decide again."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(f"{uri} changed since it was read; nothing was written")
+        self.uri = uri
+
+
 class LakeFileSystem(abc.ABC):
     @abc.abstractmethod
     def list_dir(self, uri: str, start_after: str | None = None, prefix: str = "") -> list[FileEntry]:
@@ -112,6 +122,21 @@ class LakeFileSystem(abc.ABC):
     @abc.abstractmethod
     def write_text(self, uri: str, text: str) -> None:
         """Write a whole file so that a reader sees either no file, the old one, or all of the new one."""
+
+    @abc.abstractmethod
+    def read_text_with_token(self, uri: str) -> tuple[str | None, str | None]:
+        """A file's text and a token that names this version of it, for `write_text_if_unchanged`; `(None, None)`
+        when there is no file. The token is opaque, to be handed back, never compared by the caller."""
+
+    @abc.abstractmethod
+    def write_text_if_unchanged(self, uri: str, text: str, token: str | None) -> None:
+        """`write_text`, only if the file is still the version `token` names (`read_text_with_token`), or still
+        absent for `None`: a compare-and-swap. Else nothing is written and `FileChangedSinceRead` is raised.
+
+        Of writers that read the same version, at most one succeeds. The comparison and the write are one step
+        against other conditional writes only: a plain `write_text` of the same file may still land between
+        them, so a file written this way is written this way everywhere.
+        """
 
     @abc.abstractmethod
     def delete(self, uri: str) -> None:

@@ -1,13 +1,34 @@
+"""The lake on a local disk, or on a shared mount.
+
+**Conditional writes.** `write_text_if_unchanged` is a compare-and-swap for writers on one machine, or on
+machines that share a mount whose locks they share. A file's token is the SHA-256 of its bytes as read: equal
+bytes are the same version for every purpose of a compare-and-swap (a writer whose file was changed and changed
+back decides on what is there), where an inode number is reused once a replace frees it and a modification
+time has the file system's granularity, so two writes in one tick would look alike. The writer holds an
+exclusive `flock` on a lock file beside the target, `.<name>.lock`, while it hashes the current file, compares
+and replaces it whole (`write_text`: a temporary file and `os.replace`), so no other conditional writer of the
+file can come between its comparison and its write. `flock` belongs to an open file, not to a process, and
+every write opens the lock file anew, so threads of one process exclude each other too. The lock file stays
+in place: one deleted while a writer waited on it would let the next writer lock a new file of the same name
+beside it. Its dot keeps it out of every reader's data files. A lock is released when its holder exits, a
+crash included. On NFS, Linux emulates `flock` with POSIX locks that the server arbitrates between machines;
+a mount whose locks stay on each machine (some FUSE and SMB mounts) serialises the writers of one machine
+only: run the writers on one machine, or keep the lake on S3.
+"""
+
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from snowplow_assets.storage.base import FileEntry, LakeFileSystem, listing_order
+from snowplow_assets.storage.base import FileChangedSinceRead, FileEntry, LakeFileSystem, listing_order
 
 
 class LocalFileSystem(LakeFileSystem):
@@ -56,6 +77,25 @@ class LocalFileSystem(LakeFileSystem):
                 os.remove(temporary)
             raise
 
+    def read_text_with_token(self, uri: str) -> tuple[str | None, str | None]:
+        try:
+            data = Path(uri).read_bytes()
+        except FileNotFoundError:
+            return None, None
+        return data.decode("utf-8"), _token(data)
+
+    def write_text_if_unchanged(self, uri: str, text: str, token: str | None) -> None:
+        directory, name = os.path.split(uri)
+        os.makedirs(directory, exist_ok=True)
+        with _locked(os.path.join(directory, f".{name}.lock")):
+            try:
+                current = _token(Path(uri).read_bytes())
+            except FileNotFoundError:
+                current = None
+            if current != token:
+                raise FileChangedSinceRead(uri)
+            self.write_text(uri, text)
+
     def delete(self, uri: str) -> None:
         if os.path.isdir(uri) and not os.path.islink(uri):
             shutil.rmtree(uri, ignore_errors=True)
@@ -74,6 +114,19 @@ class LocalFileSystem(LakeFileSystem):
     def spark_path(self, uri: str) -> str:
         # Hadoop wants the path unescaped: as_uri() would turn run= into run%3D.
         return "file://" + str(Path(uri).absolute())
+
+
+def _token(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@contextlib.contextmanager
+def _locked(lock_file: str) -> Iterator[None]:
+    """An exclusive `flock` on `lock_file`, created if need be (with the mode any new file gets, as
+    `write_text`'s), held until the block ends."""
+    with open(os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o666), "r+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 # A listing reads names first and their sizes and times after: a file renamed or removed in between (a writer

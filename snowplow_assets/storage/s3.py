@@ -13,6 +13,15 @@ first, in a request of their own: a copy or a removal that stops part-way leaves
 marker, never a marked tree with files missing. A key DeleteObjects could not remove is an error, not a
 leftover: it answers HTTP 200 with the keys it failed in `Errors`.
 
+**Conditional writes.** `write_text_if_unchanged` is S3's own: a PUT with `If-Match: <ETag read>` replaces
+the object only if it is still that version, and with `If-None-Match: *` creates it only if there is none.
+S3 answers a lost race with 412 PreconditionFailed, with 409 ConditionalRequestConflict while another
+conditional write of the key is under way (the other writer may well win), and with 404 NoSuchKey when the
+object read is gone: each is `FileChangedSinceRead`. The token is the ETag of the object as read. A PUT that
+S3 applied but whose answer was lost (a dropped connection, a 5xx after the write) is retried by the client
+and then fails its own condition: reported lost, though written, which a caller that reads again and decides
+again takes in its stride.
+
 **Spark.** A lake URI is handed to Spark with the scheme of the cluster's S3 filesystem: `s3a://` (Hadoop's
 S3A connector, from the hadoop-aws jar) by default, or `s3://` where the cluster provides it (EMRFS on
 EMR). `spark_s3_config` sets the S3A options this project can know: the endpoint, path-style access and
@@ -25,13 +34,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from snowplow_assets.storage.base import FileEntry, LakeFileSystem, is_data_file, listing_order, publishing_order
+from snowplow_assets.storage.base import (
+    FileChangedSinceRead,
+    FileEntry,
+    LakeFileSystem,
+    is_data_file,
+    listing_order,
+    publishing_order,
+)
 
 SPARK_SCHEMES = ("s3a", "s3")
 # Sorts after every key below a folder (UTF-8 orders U+10FFFF last), so StartAfter skips the whole folder.
 _AFTER_FOLDER = "/\U0010ffff"
 _DELETE_BATCH = 1000  # DeleteObjects takes at most 1,000 keys
 _ERRORS_SHOWN = 10  # keys a DeleteError names in its message (all are in its `uris`)
+# S3's answers to a conditional write that lost: the object is not the version named, another conditional
+# write of it was under way, the object named is gone.
+_LOST_CONDITIONAL_WRITE = ("PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey")
 
 
 @dataclass(frozen=True)
@@ -155,6 +174,25 @@ class S3FileSystem(LakeFileSystem):
         # A PUT is atomic: readers see the old object or the new one, never part of it.
         location = parse_s3_uri(uri)
         self.client.put_object(Bucket=location.bucket, Key=location.key, Body=text.encode("utf-8"))
+
+    def read_text_with_token(self, uri: str) -> tuple[str | None, str | None]:
+        location = parse_s3_uri(uri)
+        try:
+            response = self.client.get_object(Bucket=location.bucket, Key=location.key)
+        except self.client.exceptions.NoSuchKey:
+            return None, None
+        with response["Body"] as body:
+            return body.read().decode("utf-8"), response["ETag"]
+
+    def write_text_if_unchanged(self, uri: str, text: str, token: str | None) -> None:
+        location = parse_s3_uri(uri)
+        condition = {"IfNoneMatch": "*"} if token is None else {"IfMatch": token}
+        try:
+            self.client.put_object(Bucket=location.bucket, Key=location.key, Body=text.encode("utf-8"), **condition)
+        except self.client.exceptions.ClientError as error:
+            if error.response.get("Error", {}).get("Code") in _LOST_CONDITIONAL_WRITE:
+                raise FileChangedSinceRead(uri) from error
+            raise
 
     def delete(self, uri: str) -> None:
         location = parse_s3_uri(uri)

@@ -1,5 +1,6 @@
 import json
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import boto3
@@ -9,7 +10,7 @@ from botocore.config import Config as BotoConfig
 from snowplow_assets.lake import Lake
 from snowplow_assets.manifest.base import Batch, ConcurrentManifestWrite, EventManifestUnavailable
 from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
-from snowplow_assets.storage import LocalFileSystem, S3FileSystem
+from snowplow_assets.storage import LakeFileSystem, LocalFileSystem, S3FileSystem
 from snowplow_assets_tests.conftest import write_plan
 from snowplow_assets_tests.manifest.conftest import B1, B2, B3, NOW, MovableClock, s3_error
 
@@ -59,8 +60,145 @@ def test_a_concurrent_writer_is_detected_and_nothing_is_published(manifest):
     seen = manifest.read_index()
     write_index(lake, {LIVE: batch(LIVE, "b" * 16, 2_000_000_000)}, version=seen.version + 1)  # another run
     with pytest.raises(ConcurrentManifestWrite, match="another run wrote it at the same time"):
-        manifest._publish_index({}, seen.version)
+        manifest._publish_index({}, seen)
     assert list(manifest.read_index().batches) == [LIVE]
+
+
+class AnotherRunWritesFirst:
+    """A file system on which `another_run` runs once, right before the first write of the event manifest
+    index: another run publishing between this one's read of the index and its write. Both ways of writing
+    are hooked, so the tests also run against a publisher that writes unconditionally, as one did before the
+    index was compared and swapped (`write_text` after a check of its version)."""
+
+    another_run: Callable[[], object] | None = None
+
+    def _before_writing(self, uri: str) -> None:
+        if uri.endswith("/event-manifest/batches.json") and self.another_run is not None:
+            another_run, self.another_run = self.another_run, None
+            another_run()
+
+    def write_text(self, uri: str, text: str) -> None:
+        self._before_writing(uri)
+        super().write_text(uri, text)
+
+    def write_text_if_unchanged(self, uri: str, text: str, token: str | None) -> None:
+        self._before_writing(uri)
+        super().write_text_if_unchanged(uri, text, token)
+
+
+class RacedLocalFileSystem(AnotherRunWritesFirst, LocalFileSystem):
+    pass
+
+
+class RacedS3FileSystem(AnotherRunWritesFirst, S3FileSystem):
+    pass
+
+
+def s3_lake(moto_server: str) -> tuple[Lake, S3FileSystem]:
+    bucket = f"lake-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1").create_bucket(Bucket=bucket)
+    return Lake(f"s3://{bucket}/lake"), S3FileSystem(
+        boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1")
+    )
+
+
+def an_old_and_a_live_batch(fs: LakeFileSystem, lake: Lake) -> None:
+    """Index version 3: OLD, expired, and LIVE, each with an entry folder."""
+    now = int(NOW.timestamp())
+    batches = {OLD: batch(OLD, "a" * 16, now - 1), LIVE: batch(LIVE, "b" * 16, now + 1)}
+    fs.write_text(lake.event_manifest_index, json.dumps({"format": 1, "version": 3, "batches": batches}))
+    for folder in (f"{OLD}.{'a' * 16}", f"{LIVE}.{'b' * 16}"):
+        fs.write_text(f"{lake.event_manifest_entry_folder(folder)}/part-00000.parquet", "entries")
+
+
+@pytest.mark.parametrize("storage", ["local", "s3"])
+def test_compaction_another_run_published_under_fails_and_leaves_that_runs_index(storage, tmp_path, moto_server):
+    """The index changes between compaction's read of it and its write: another run records a batch (one
+    whose keys were all held: no entry folder). Compaction publishes nothing, and the other batch stays
+    recorded; written unconditionally, compaction's index would have dropped it."""
+    if storage == "local":
+        lake, plain, raced = Lake(str(tmp_path / "lake")), LocalFileSystem(), RacedLocalFileSystem()
+    else:
+        lake, plain = s3_lake(moto_server)
+        raced = RacedS3FileSystem(plain.client)
+    an_old_and_a_live_batch(plain, lake)
+    other = LakeEventManifest(plain, lake, clock=MovableClock(NOW))
+    held = Batch("run=2026-03-09-00-00-00", int(NOW.timestamp()) - 3600)
+    nothing_staged = f"{lake.event_manifest}/.work/0123456789abcdef/none"
+    raced.another_run = lambda: other._publish({held.run: (nothing_staged, held)}, other.read_index())
+
+    compacting = LakeEventManifest(raced, lake, clock=MovableClock(NOW))
+    with pytest.raises(ConcurrentManifestWrite, match="another run wrote it at the same time. Nothing was published"):
+        compacting.expire()
+    index = other.read_index()
+    assert (sorted(index.batches), index.version) == ([OLD, LIVE, held.run], 4)
+    assert len(plain.list_dir(lake.event_manifest_entries)) == 2, "nothing deleted: the rerun decides"
+
+    assert compacting.expire() == 1  # the rerun, against the other run's index
+    index = other.read_index()
+    assert (sorted(index.batches), index.version) == ([LIVE, held.run], 5)
+    assert [e.name for e in plain.list_dir(lake.event_manifest_entries)] == [f"{LIVE}.{'b' * 16}"]
+
+
+@pytest.mark.parametrize("index_before", ["absent", "present"])
+def test_a_batch_checked_while_another_published_fails_and_the_other_stays_recorded(
+    spark, manifest, tmp_path, index_before
+):
+    """Two runs check batches that share an event, against the same index: the second publishes between the
+    first's read of the index and the first's write. The first then publishes nothing, and the second's batch
+    stays in the index with its entries: written unconditionally, the first's index would have dropped it,
+    and later copies of its events would pass unchecked. The rerun of the first decides against the new
+    state: the shared event is held by the second."""
+    lake, clock = manifest.lake, MovableClock(NOW)
+    keys = "event_id STRING, fingerprint STRING"
+    earlier = Batch("run=2026-03-01-09-00-00", 1772355900)
+    first, second = Batch("run=2026-03-01-10-00-00", 1772359500), Batch("run=2026-03-01-11-00-00", 1772363100)
+    if index_before == "present":
+        manifest.check_and_set(spark.createDataFrame([("e", "fpE")], keys), earlier, True, str(tmp_path / "w0"))
+    other = LakeEventManifest(LocalFileSystem(), lake, clock=clock)
+    theirs = spark.createDataFrame([("shared", "fp"), ("b", "fpB")], keys)
+    raced = RacedLocalFileSystem()
+    raced.another_run = lambda: other.check_and_set(theirs, second, True, str(tmp_path / "w2"))
+
+    checking = LakeEventManifest(raced, lake, clock=clock)
+    mine = spark.createDataFrame([("shared", "fp"), ("a", "fpA")], keys)
+    with pytest.raises(ConcurrentManifestWrite, match="another run wrote it at the same time. Nothing was published"):
+        checking.check_and_set(mine, first, True, str(tmp_path / "w1"))
+    before = [earlier.run] if index_before == "present" else []
+    assert sorted(manifest.read_index().batches) == [*before, second.run]
+    manifest.verify()  # every folder the index names is there
+    recorded = spark.createDataFrame([("shared", "fp"), ("b", "fpB"), ("a", "fpA")], keys)
+    assert sorted((r.event_id, r.run) for r in manifest.lookup(recorded).collect()) == [
+        ("b", second.run),
+        ("shared", second.run),
+    ]
+
+    check = checking.check_and_set(mine, first, True, str(tmp_path / "w3"))  # the rerun
+    assert sorted((r.event_id, r.kind, r.status) for r in check.findings.collect()) == [
+        ("shared", "id", "held"),
+        ("shared", "pair", "held"),
+    ]
+    assert sorted(manifest.read_index().batches) == [*before, first.run, second.run]
+
+
+def test_a_conflict_s3_answers_a_conditional_write_with_is_a_concurrent_write(moto_server, throttling_proxy):
+    """S3 answers a conditional PUT with 409 ConditionalRequestConflict while another conditional write of
+    the key is under way: the other may win, so this one has lost, and publishes nothing."""
+    lake, direct = s3_lake(moto_server)
+    an_old_and_a_live_batch(direct, lake)
+    index_key = "/" + lake.event_manifest_index.removeprefix("s3://")
+
+    def conflict(request, attempt):
+        if request.method == "PUT" and request.path.partition("?")[0] == index_key:
+            return s3_error("ConditionalRequestConflict", "A conflicting operation occurred.", status=409)
+        return None
+
+    proxy = throttling_proxy(conflict)
+    client = boto3.client("s3", endpoint_url=proxy.url, region_name="us-east-1")
+    with pytest.raises(ConcurrentManifestWrite, match="another run wrote it at the same time"):
+        LakeEventManifest(S3FileSystem(client), lake, clock=MovableClock(NOW)).expire()
+    assert proxy.answered == ["ConditionalRequestConflict"], "not retried: a retry cannot win"
+    assert json.loads(direct.read_text(lake.event_manifest_index))["version"] == 3
 
 
 @pytest.mark.parametrize(
@@ -166,7 +304,7 @@ def test_a_lake_on_s3_retries_throttled_requests_and_reports_what_outlasts_the_r
     index_key = f"/{bucket}/lake/event-manifest/batches.json"
 
     def slow_down(request, attempt):
-        """S3 asks to slow down the first request of each kind on the index: HEAD, GET and compaction's PUT."""
+        """S3 asks to slow down the first request of each kind on the index: its GET and compaction's PUT."""
         if request.path.partition("?")[0] == index_key and attempt == 1:
             return s3_error("SlowDown", "Please reduce your request rate.")
         return None
@@ -177,7 +315,7 @@ def test_a_lake_on_s3_retries_throttled_requests_and_reports_what_outlasts_the_r
     manifest = LakeEventManifest(S3FileSystem(client), lake, clock=MovableClock(NOW))
     manifest.verify()
     assert manifest.expire() == 1
-    assert proxy.answered == ["SlowDown"] * 3
+    assert proxy.answered == ["SlowDown"] * 2
     assert list(json.loads(direct.read_text(lake.event_manifest_index))["batches"]) == [LIVE]
     assert [e.name for e in direct.list_dir(lake.event_manifest_entries)] == [f"{LIVE}.{'b' * 16}"]
 
@@ -185,8 +323,7 @@ def test_a_lake_on_s3_retries_throttled_requests_and_reports_what_outlasts_the_r
     throttled = throttling_proxy(lambda request, attempt: s3_error("SlowDown", "Please reduce your request rate."))
     gives_up_sooner = BotoConfig(retries={"max_attempts": 2})
     client = boto3.client("s3", endpoint_url=throttled.url, region_name="us-east-1", config=gives_up_sooner)
-    # (S3 answers a HEAD without a body: only its status, 503, says "slow down".)
     with pytest.raises(
-        EventManifestUnavailable, match=r"cannot read the event manifest index .*\(503\).*reached max retries"
+        EventManifestUnavailable, match=r"cannot read the event manifest index .*SlowDown.*reached max retries"
     ):
         LakeEventManifest(S3FileSystem(client), lake, clock=MovableClock(NOW)).verify()

@@ -1,9 +1,17 @@
 import os
 import stat
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from snowplow_assets.storage import FileEntry, LocalFileSystem, publishing_order, retired_copy_of
+from snowplow_assets.storage import (
+    FileChangedSinceRead,
+    FileEntry,
+    LocalFileSystem,
+    data_files,
+    publishing_order,
+    retired_copy_of,
+)
 from snowplow_assets.storage.local import _entry, _file_entry
 
 
@@ -33,6 +41,65 @@ def test_write_text_is_whole_or_nothing(tmp_path):
     fs.write_text(str(target), '{"v": 2}')
     assert target.read_text() == '{"v": 2}'
     assert [p.name for p in target.parent.iterdir()] == ["marker.json"]
+
+
+def test_of_two_writers_that_read_the_same_version_only_the_first_writes(tmp_path):
+    fs = LocalFileSystem()
+    folder = tmp_path / "event-manifest"
+    index = str(folder / "batches.json")
+    fs.write_text(index, "read by both")
+    (text, first), (_, second) = fs.read_text_with_token(index), fs.read_text_with_token(index)
+    assert text == "read by both" and first == second
+
+    fs.write_text_if_unchanged(index, "the first's", first)
+    with pytest.raises(FileChangedSinceRead, match=r"batches\.json changed since it was read; nothing was written"):
+        fs.write_text_if_unchanged(index, "the second's", second)
+    assert fs.read_text_with_token(index)[0] == "the first's"
+    fs.write_text_if_unchanged(index, "the second's, decided again", fs.read_text_with_token(index)[1])
+    assert fs.read_text(index) == "the second's, decided again"
+    assert sorted(p.name for p in folder.iterdir()) == [".batches.json.lock", "batches.json"]
+    assert [f.name for f in data_files(str(folder), fs.list_files(str(folder)))] == ["batches.json"]
+
+
+def test_a_conditional_create_succeeds_once_and_a_file_deleted_since_it_was_read_has_changed(tmp_path):
+    fs = LocalFileSystem()
+    index = str(tmp_path / "new" / "batches.json")
+    assert fs.read_text_with_token(index) == (None, None)
+    fs.write_text_if_unchanged(index, "the first's", None)  # the folder is made, as write_text makes it
+    with pytest.raises(FileChangedSinceRead):
+        fs.write_text_if_unchanged(index, "the second's", None)
+    assert fs.read_text(index) == "the first's"
+
+    _, token = fs.read_text_with_token(index)
+    fs.delete(index)
+    with pytest.raises(FileChangedSinceRead):
+        fs.write_text_if_unchanged(index, "over a deleted file", token)
+    assert not os.path.exists(index)
+
+
+def test_conditional_writers_at_once_lose_no_write(tmp_path):
+    """Threads add one to a counter each, reading it and writing it conditionally until a write succeeds:
+    every write that succeeded counts. Were a comparison and its replace two steps, two writers that compared
+    the same version would both write, and a count would be lost. Threads exclude each other as processes
+    do: every write opens the lock file anew, and a `flock` belongs to the open file."""
+    fs = LocalFileSystem()
+    counter = str(tmp_path / "counter")
+    fs.write_text(counter, "0")
+
+    def add_one(_: int) -> int:
+        for lost in range(1000):
+            text, token = fs.read_text_with_token(counter)
+            try:
+                fs.write_text_if_unchanged(counter, str(int(text) + 1), token)
+                return lost
+            except FileChangedSinceRead:
+                continue
+        raise AssertionError("never won")
+
+    with ThreadPoolExecutor(8) as pool:
+        lost = list(pool.map(add_one, range(400)))
+    assert fs.read_text(counter) == "400"
+    assert sum(lost) > 0, "the writers raced"
 
 
 def test_open_binary_streams_the_bytes(tmp_path):

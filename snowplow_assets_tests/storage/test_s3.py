@@ -9,7 +9,7 @@ from botocore.exceptions import ClientError
 
 from snowplow_assets.cdc.batches import BatchManifest, list_batches
 from snowplow_assets.lake import Lake
-from snowplow_assets.storage import DeleteError, S3FileSystem, filesystem_for, path_below
+from snowplow_assets.storage import DeleteError, FileChangedSinceRead, S3FileSystem, filesystem_for, path_below
 from snowplow_assets.storage.s3 import parse_s3_uri, spark_s3_config, spark_s3_uri
 
 
@@ -78,6 +78,54 @@ def test_list_files_exists_read_and_delete(s3, bucket):
     assert [f.name for f in s3.list_files(folder)] == ["_SUCCESS", "part-1"]
     s3.delete(folder)
     assert not s3.exists(folder)
+
+
+def test_the_s3_server_honours_conditional_puts(s3, bucket):
+    """What `write_text_if_unchanged` relies on, asked of the server directly: If-None-Match creates only,
+    If-Match replaces only the version named, and a lost condition is 412 PreconditionFailed."""
+
+    def refused(**condition: str) -> tuple[str, int]:
+        with pytest.raises(ClientError) as raised:
+            s3.client.put_object(Bucket=bucket, Key="index.json", Body=b"refused", **condition)
+        return raised.value.response["Error"]["Code"], raised.value.response["ResponseMetadata"]["HTTPStatusCode"]
+
+    created = s3.client.put_object(Bucket=bucket, Key="index.json", Body=b"created", IfNoneMatch="*")
+    assert refused(IfNoneMatch="*") == ("PreconditionFailed", 412)
+    assert refused(IfMatch='"0123456789abcdef0123456789abcdef"') == ("PreconditionFailed", 412)
+    replaced = s3.client.put_object(Bucket=bucket, Key="index.json", Body=b"replaced", IfMatch=created["ETag"])
+    assert refused(IfMatch=created["ETag"]) == ("PreconditionFailed", 412)
+    assert s3.client.get_object(Bucket=bucket, Key="index.json")["Body"].read() == b"replaced"
+    s3.client.delete_object(Bucket=bucket, Key="index.json")
+    assert refused(IfMatch=replaced["ETag"]) == ("NoSuchKey", 404)
+
+
+def test_of_two_writers_that_read_the_same_version_only_the_first_writes(s3, bucket):
+    index = f"s3://{bucket}/lake/event-manifest/batches.json"
+    put(s3, index, "read by both")
+    (text, first), (_, second) = s3.read_text_with_token(index), s3.read_text_with_token(index)
+    assert text == "read by both" and first == second
+
+    s3.write_text_if_unchanged(index, "the first's", first)
+    with pytest.raises(FileChangedSinceRead, match=r"batches\.json changed since it was read; nothing was written"):
+        s3.write_text_if_unchanged(index, "the second's", second)
+    assert s3.read_text_with_token(index)[0] == "the first's"
+    s3.write_text_if_unchanged(index, "the second's, decided again", s3.read_text_with_token(index)[1])
+    assert s3.read_text(index) == "the second's, decided again"
+
+
+def test_a_conditional_create_succeeds_once_and_an_object_deleted_since_it_was_read_has_changed(s3, bucket):
+    index = f"s3://{bucket}/lake/event-manifest/batches.json"
+    assert s3.read_text_with_token(index) == (None, None)
+    s3.write_text_if_unchanged(index, "the first's", None)
+    with pytest.raises(FileChangedSinceRead):
+        s3.write_text_if_unchanged(index, "the second's", None)
+    assert s3.read_text(index) == "the first's"
+
+    _, token = s3.read_text_with_token(index)
+    s3.delete(index)
+    with pytest.raises(FileChangedSinceRead):
+        s3.write_text_if_unchanged(index, "over a deleted object", token)
+    assert not s3.exists(index)
 
 
 def test_move_and_replace_tree(s3, bucket):
