@@ -13,6 +13,10 @@ from snowplow_assets.storage import (
     retired_copy_of,
 )
 from snowplow_assets.storage.local import _entry, _file_entry
+from snowplow_assets_tests.storage.conditional_writes import (
+    a_create_succeeds_once_and_a_file_deleted_since_it_was_read_has_changed,
+    only_the_first_of_two_writers_writes,
+)
 
 
 def test_replace_tree_swaps_whole_folders(tmp_path):
@@ -44,37 +48,18 @@ def test_write_text_is_whole_or_nothing(tmp_path):
 
 
 def test_of_two_writers_that_read_the_same_version_only_the_first_writes(tmp_path):
-    fs = LocalFileSystem()
     folder = tmp_path / "event-manifest"
-    index = str(folder / "batches.json")
-    fs.write_text(index, "read by both")
-    (text, first), (_, second) = fs.read_text_with_token(index), fs.read_text_with_token(index)
-    assert text == "read by both" and first == second
-
-    fs.write_text_if_unchanged(index, "the first's", first)
-    with pytest.raises(FileChangedSinceRead, match=r"batches\.json changed since it was read; nothing was written"):
-        fs.write_text_if_unchanged(index, "the second's", second)
-    assert fs.read_text_with_token(index)[0] == "the first's"
-    fs.write_text_if_unchanged(index, "the second's, decided again", fs.read_text_with_token(index)[1])
-    assert fs.read_text(index) == "the second's, decided again"
+    only_the_first_of_two_writers_writes(LocalFileSystem(), str(folder / "batches.json"))
+    # The lock file beside it is hidden from readers of the folder's data.
     assert sorted(p.name for p in folder.iterdir()) == [".batches.json.lock", "batches.json"]
-    assert [f.name for f in data_files(str(folder), fs.list_files(str(folder)))] == ["batches.json"]
+    assert [f.name for f in data_files(str(folder), LocalFileSystem().list_files(str(folder)))] == ["batches.json"]
 
 
 def test_a_conditional_create_succeeds_once_and_a_file_deleted_since_it_was_read_has_changed(tmp_path):
-    fs = LocalFileSystem()
-    index = str(tmp_path / "new" / "batches.json")
-    assert fs.read_text_with_token(index) == (None, None)
-    fs.write_text_if_unchanged(index, "the first's", None)  # the folder is made, as write_text makes it
-    with pytest.raises(FileChangedSinceRead):
-        fs.write_text_if_unchanged(index, "the second's", None)
-    assert fs.read_text(index) == "the first's"
-
-    _, token = fs.read_text_with_token(index)
-    fs.delete(index)
-    with pytest.raises(FileChangedSinceRead):
-        fs.write_text_if_unchanged(index, "over a deleted file", token)
-    assert not os.path.exists(index)
+    # The folder is made, as write_text makes it.
+    a_create_succeeds_once_and_a_file_deleted_since_it_was_read_has_changed(
+        LocalFileSystem(), str(tmp_path / "new" / "batches.json")
+    )
 
 
 def test_conditional_writers_at_once_lose_no_write(tmp_path):

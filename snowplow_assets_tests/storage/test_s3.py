@@ -9,8 +9,12 @@ from botocore.exceptions import ClientError
 
 from snowplow_assets.cdc.batches import BatchManifest, list_batches
 from snowplow_assets.lake import Lake
-from snowplow_assets.storage import DeleteError, FileChangedSinceRead, S3FileSystem, filesystem_for, path_below
+from snowplow_assets.storage import DeleteError, S3FileSystem, filesystem_for, path_below
 from snowplow_assets.storage.s3 import parse_s3_uri, spark_s3_config, spark_s3_uri
+from snowplow_assets_tests.storage.conditional_writes import (
+    a_create_succeeds_once_and_a_file_deleted_since_it_was_read_has_changed,
+    only_the_first_of_two_writers_writes,
+)
 
 
 @pytest.fixture
@@ -100,32 +104,13 @@ def test_the_s3_server_honours_conditional_puts(s3, bucket):
 
 
 def test_of_two_writers_that_read_the_same_version_only_the_first_writes(s3, bucket):
-    index = f"s3://{bucket}/lake/event-manifest/batches.json"
-    put(s3, index, "read by both")
-    (text, first), (_, second) = s3.read_text_with_token(index), s3.read_text_with_token(index)
-    assert text == "read by both" and first == second
-
-    s3.write_text_if_unchanged(index, "the first's", first)
-    with pytest.raises(FileChangedSinceRead, match=r"batches\.json changed since it was read; nothing was written"):
-        s3.write_text_if_unchanged(index, "the second's", second)
-    assert s3.read_text_with_token(index)[0] == "the first's"
-    s3.write_text_if_unchanged(index, "the second's, decided again", s3.read_text_with_token(index)[1])
-    assert s3.read_text(index) == "the second's, decided again"
+    only_the_first_of_two_writers_writes(s3, f"s3://{bucket}/lake/event-manifest/batches.json")
 
 
 def test_a_conditional_create_succeeds_once_and_an_object_deleted_since_it_was_read_has_changed(s3, bucket):
-    index = f"s3://{bucket}/lake/event-manifest/batches.json"
-    assert s3.read_text_with_token(index) == (None, None)
-    s3.write_text_if_unchanged(index, "the first's", None)
-    with pytest.raises(FileChangedSinceRead):
-        s3.write_text_if_unchanged(index, "the second's", None)
-    assert s3.read_text(index) == "the first's"
-
-    _, token = s3.read_text_with_token(index)
-    s3.delete(index)
-    with pytest.raises(FileChangedSinceRead):
-        s3.write_text_if_unchanged(index, "over a deleted object", token)
-    assert not s3.exists(index)
+    a_create_succeeds_once_and_a_file_deleted_since_it_was_read_has_changed(
+        s3, f"s3://{bucket}/lake/event-manifest/batches.json"
+    )
 
 
 def test_move_and_replace_tree(s3, bucket):
