@@ -5,10 +5,10 @@ current time; `run_limits` turns them into one window for every model of the run
 
 - writes nothing when its own last_success is at or past the upper limit (another model is catching up);
 - otherwise upserts the rows of every session the window touches and returns the model's new last_success:
-  the latest collector_tstamp in the window, never earlier than before. A window without events leaves
-  last_success alone, except when complete run folders already hold events after it (a gap in the data):
-  then last_success moves to the upper limit, or a gap longer than the backfill limit would stop the models
-  for good.
+  the latest collector_tstamp in the window, never earlier than before. A window without an event after
+  the model's last_success (empty, or holding only what its lookback reads again) leaves last_success alone,
+  except when complete run folders already hold events after it (a gap in the data): then last_success
+  moves to the upper limit, or a gap longer than the backfill limit would stop the models for good.
 
 Sessions touched by a window: the lifecycle folds the window's valid events in; the derived models then
 build every session whose lifecycle span [start, end] overlaps the window, from all of its valid events
@@ -88,7 +88,8 @@ class WindowScan:
 
     selection: FolderSelection
     counts: dict[str, int]  # events = malformed + duplicate + late + unidentified + valid
-    processed_up_to: datetime | None
+    processed_up_to: datetime | None  # the latest collector_tstamp in the window
+    data_after: bool  # complete run folders hold events after the window, and none that may hold some is unfinished
     touched: DataFrame  # touched_sessions() of the valid events, every session including quarantined ones
 
 
@@ -166,9 +167,8 @@ class WebRun:
             latest = from_micros(observed.pop("max_collector_micros"))
             counts = {name: int(value) for name, value in observed.items()}
             touched = self.spark.read.schema(TOUCHED_SCHEMA).parquet(path)
-        if latest is None and selection.later_data and not selection.incomplete:
-            latest = upper
-        return WindowScan(selection, counts, latest, touched)
+        data_after = selection.later_data and not selection.incomplete
+        return WindowScan(selection, counts, latest, data_after, touched)
 
     @property
     def session_events(self) -> DataFrame:
@@ -235,17 +235,22 @@ class WebRun:
             note = f"last_success {format_timestamp(previous)} is at or past the upper limit {upper}: nothing to do"
             result = ModelResult(model, False, previous, previous, 0, note)
         elif not self.window.counts["events"]:
-            last_success = advance_last_success(previous, self.window.processed_up_to)
+            last_success, gap = self._last_success(previous)
             note = (
                 f"no events up to {upper}, but later run folders hold events: last_success moves to {upper}"
-                if last_success != previous
+                if gap
                 else "no new events in the window: nothing written, last_success unchanged"
             )
             result = ModelResult(model, True, previous, last_success, 0, note)
         else:
             report, counts = self._builders[model](previous)
-            last_success = advance_last_success(previous, self.window.processed_up_to)
+            last_success, gap = self._last_success(previous)
             note = f"{report.rows} rows upserted" + (f" from {report.floor.isoformat()} on" if report.floor else "")
+            if gap:
+                note += (
+                    f"; no event after last_success up to {upper}, but later run folders hold events: "
+                    f"last_success moves to {upper}"
+                )
             result = ModelResult(
                 model,
                 True,
@@ -259,6 +264,22 @@ class WebRun:
             )
         self._results[model] = result
         return result
+
+    def _last_success(self, previous: datetime | None) -> tuple[datetime | None, bool]:
+        """A model's new last_success, and whether it moved over a gap in the data.
+
+        It is the latest collector_tstamp of the window, never earlier than before. But when the window holds
+        no event after `previous` while complete run folders hold events after the window (`data_after`),
+        the data has a gap there, and last_success moves to the upper limit. That is whether the window is
+        empty or holds only events that the lookback reads again: those up to last_success, which every
+        window after a run with events holds. Otherwise a gap longer than backfill_limit_days would stop the
+        models for good, every run reading the same window again.
+        """
+        moved = advance_last_success(previous, self.window.processed_up_to)
+        if moved == previous and self.window.data_after:
+            moved = advance_last_success(previous, self.limits.upper)
+            return moved, moved != previous
+        return moved, False
 
     def _upsert(
         self,
