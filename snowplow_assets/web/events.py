@@ -92,10 +92,16 @@ def run_folder_time(run: str) -> datetime:
 
 
 def _marker_time(value: object, where: str) -> datetime | None:
+    """A marker's min or max. The year 0 is valid in the lake (four digits, FORMATS.md §1) and the shredder
+    writes it (`0000-06-15T00:00:00.000Z`), but a Python datetime starts at the year 1: such an instant reads
+    as datetime.min, which is before every window as it is, since no window starts before the year 1."""
     if value is None:
         return None
     if not isinstance(value, str):
         raise ValueError(f"{where}: timestamp {value!r} is not a string")
+    if value.startswith("0000-"):
+        datetime.fromisoformat("2000" + value[4:])  # the rest must still be a timestamp (2000 is leap, as 0 is)
+        return datetime.min.replace(tzinfo=UTC)
     return as_utc(datetime.fromisoformat(value))
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from functools import cached_property
 
 from pyspark.sql import DataFrame, Observation, SparkSession
@@ -52,7 +52,15 @@ from snowplow_assets.web.quarantine import QUARANTINE, frozen_sessions, newly_qu
 from snowplow_assets.web.run_limits import RunLimits, advance_last_success, format_timestamp, run_limits
 from snowplow_assets.web.sessions import SESSIONS_TABLE, sessions
 from snowplow_assets.web.sessions_lifecycle import LIFECYCLE, merge_lifecycle, touched_sessions
-from snowplow_assets.web.upsert import PARTITION, TableSpec, UpsertReport, read_table, read_table_if_any, upsert
+from snowplow_assets.web.upsert import (
+    PARTITION,
+    TableSpec,
+    UpsertReport,
+    day_floor,
+    read_table,
+    read_table_if_any,
+    upsert,
+)
 from snowplow_assets.web.users import USERS_TABLE, users
 from snowplow_assets.web.variables import (
     PAGE_VIEWS,
@@ -147,7 +155,7 @@ class WebRun:
     # The window, read once ------------------------------------------------------------------------------
 
     def _days_before(self, moment: datetime, days: int) -> date:
-        return (moment - timedelta(days=days)).date()
+        return day_floor(moment.date(), days)
 
     @cached_property
     def window(self) -> WindowScan:
@@ -216,12 +224,13 @@ class WebRun:
                 "e.page_url",
                 "e.page_title",
             )
-            .observe(observation, F.min(F.unix_micros("event_time")).alias("earliest"))
+            # The day as the upsert names partitions: an event time may be in the year 0 (upsert.day_floor).
+            .observe(observation, F.min(F.date_format("event_time", "yyyy-MM-dd")).alias("earliest"))
             .write.parquet(self.fs.spark_path(path))
         )
-        earliest_event = from_micros(observation.get["earliest"])
+        earliest_day = observation.get["earliest"]
         staged = self.spark.read.schema(SESSION_EVENTS_SCHEMA).parquet(self.fs.spark_path(path))
-        return staged, earliest_event.date() if earliest_event else None
+        return staged, day_floor(earliest_day) if earliest_day else None
 
     # Building models ----------------------------------------------------------------------------------
 
@@ -245,7 +254,7 @@ class WebRun:
         else:
             report, counts = self._builders[model](previous)
             last_success, gap = self._last_success(previous)
-            note = f"{report.rows} rows upserted" + (f" from {report.floor.isoformat()} on" if report.floor else "")
+            note = f"{report.rows} rows upserted" + (f" from {_day(report.floor)} on" if report.floor else "")
             if gap:
                 note += (
                     f"; no event after last_success up to {upper}, but later run folders hold events: "
@@ -374,7 +383,7 @@ class WebRun:
             touched, "domain_userid", "left_semi"
         )
         first_row_day = current_rows.agg(F.min(PARTITION)).first()[0]
-        days = [date.fromisoformat(first_row_day)] if first_row_day else []
+        days = [day_floor(first_row_day)] if first_row_day else []
         days += [self._session_scan[1]] if self._session_scan[1] else []
         if not days:  # no session events: no user to rebuild
             return self._upsert(USERS_TABLE, self.spark.createDataFrame([], USERS_TABLE.schema)), {}
@@ -409,6 +418,10 @@ class WebRun:
             else:
                 outcomes.append(CheckOutcome(checks.QUARANTINED_SESSIONS_FROZEN, True, "no session was rebuilt"))
         return outcomes
+
+
+def _day(floor: date) -> str:
+    return "the first day" if floor == date.min else floor.isoformat()  # date.min: every day (upsert.day_floor)
 
 
 def drop_summary(counts: Mapping[str, int]) -> str:

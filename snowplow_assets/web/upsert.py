@@ -55,6 +55,34 @@ FILE_LIST = "_files.json"  # in each day folder: the names of its data files, a 
 _PARTITION_FOLDER = re.compile(r"^start_date=(\d{4}-\d{2}-\d{2})$")
 
 
+def day_floor(day: date | str, days_before: int = 0) -> date:
+    """The day `days_before` days before `day` (a date, or a day partition's YYYY-MM-DD), as a lower bound of
+    the days a table is read or rewritten from: date.min when it would fall before the year 1.
+
+    An event time may be any valid timestamp, in the years 0 to 9999 (four digits, FORMATS.md §1): a
+    tracker's true_tstamp, a device clock. Its row lies in a partition such as `start_date=0000-06-15`, a day
+    no Python date holds, and a lookback before the year 1 does not exist either. As a bound, date.min
+    stands for every day, the year 0's included (`_from_day`): a lower bound taken lower only reads and
+    rewrites more days.
+    """
+    if isinstance(day, str):
+        try:
+            day = date.fromisoformat(day)
+        except ValueError:
+            if not re.fullmatch(r"0000-\d{2}-\d{2}", day):
+                raise
+            return date.min  # the year 0
+    try:
+        return day - timedelta(days=days_before)
+    except OverflowError:
+        return date.min
+
+
+def _from_day(since: date) -> str:
+    """The first day partition at or after the bound `since`: date.min takes in the year 0's too (day_floor)."""
+    return "0000-01-01" if since == date.min else since.isoformat()
+
+
 @dataclass(frozen=True)
 class TableSpec:
     model: str
@@ -144,7 +172,7 @@ def read_table_if_any(
     spark: SparkSession, fs: LakeFileSystem, lake: Lake, spec: TableSpec, since: date | None = None
 ) -> DataFrame | None:
     """Like read_table, but None when there is no such partition, which tells without a Spark job."""
-    days = {d: uri for d, uri in table_partitions(fs, lake, spec).items() if since is None or d >= since.isoformat()}
+    days = {d: uri for d, uri in table_partitions(fs, lake, spec).items() if since is None or d >= _from_day(since)}
     if not days:
         return None
     base = fs.spark_path(lake.web_model(spec.model))
@@ -191,10 +219,10 @@ def upsert(
         updated = spark.read.schema(spec.table_schema).parquet(fs.spark_path(new_path))
         if not count:
             return UpsertReport(0, None, [], [], observed, updated)
-        floor = date.fromisoformat(first_day) - timedelta(days=lookback_days)  # type: ignore[arg-type]
+        floor = day_floor(first_day, lookback_days)  # type: ignore[arg-type]
         written_new, new_keys = updated, updated.select(spec.key)
     else:
-        floor = earliest - timedelta(days=lookback_days)
+        floor = day_floor(earliest, lookback_days)
         # The keys come from the unobserved rows: an observation may appear only once in a plan.
         written_new, updated = counted, rows.select(*spec.columns)
         new_keys = rows.select(spec.key) if replaced_keys is None else replaced_keys.select(spec.key)
@@ -205,7 +233,7 @@ def upsert(
     region.write.mode("overwrite").partitionBy(PARTITION).parquet(fs.spark_path(region_path))
     if earliest is not None:
         count, first_day, observed = _observed(observation, spec)
-        if count and first_day < earliest.isoformat():  # type: ignore[operator]
+        if count and first_day < _from_day(earliest):  # type: ignore[operator]
             raise ValueError(
                 f"new {spec.model} rows start on {first_day}, before the promised {earliest}; nothing was published"
             )
@@ -225,7 +253,7 @@ def publish(fs: LakeFileSystem, lake: Lake, spec: TableSpec, region: str, floor:
         if (match := _PARTITION_FOLDER.fullmatch(folder)) and name:
             staged.setdefault(match.group(1), []).append(name)
     table = lake.web_model(spec.model)
-    removed = sorted(d for d in table_partitions(fs, lake, spec) if d >= floor.isoformat() and d not in staged)
+    removed = sorted(d for d in table_partitions(fs, lake, spec) if d >= _from_day(floor) and d not in staged)
     for day, names in sorted(staged.items()):
         fs.write_text(f"{region}/{PARTITION}={day}/{FILE_LIST}", json.dumps(sorted(names)))
         fs.replace_tree(f"{region}/{PARTITION}={day}", f"{table}/{PARTITION}={day}")

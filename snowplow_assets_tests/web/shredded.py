@@ -30,7 +30,10 @@ def ts(text: str) -> datetime:
 
 
 def render(value: datetime | None) -> str:
-    return "" if value is None else value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    if value is None:
+        return ""
+    value = value.astimezone(UTC)
+    return f"{value.year:04d}" + value.strftime("-%m-%d %H:%M:%S.%f")[:-3]  # %Y does not pad years before 1000
 
 
 @dataclass
@@ -111,8 +114,10 @@ def write_shredded_run(lake: Lake, run: str, events: list[Event], *, complete: b
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "part-00000").write_text("".join(line + "\n" for line in pages))
     if complete:
-        stamps = [e.collector for e in events]
-        iso = lambda value: value.isoformat(timespec="milliseconds").replace("+00:00", "Z")  # noqa: E731
+        # From the text of each line, as the shredder formats the range (fixed width, so the strings compare as
+        # the instants do): an event's collector_tstamp may be overridden through `extra`, in year 0 say.
+        stamps = [text for e in events if (text := e.values()["collector_tstamp"])]
+        iso = lambda text: text.replace(" ", "T") + "Z"  # noqa: E731
         marker = {
             "schema": "iglu:com.snowplowanalytics.snowplow.storage.rdbloader/shredding_complete/jsonschema/2-0-1",
             "data": {

@@ -1,6 +1,7 @@
-"""WebRun on adversarial but valid input: gaps in the data. Each case must neither fail a run nor stop the
-models (a failed run leaves last_success where it was, so the next run reads the same window and fails
-again), nor make a series of runs differ from one run over the same events."""
+"""WebRun on adversarial but valid input: gaps in the data, and timestamps at the edges of what the shredder
+accepts. Each case must neither fail a run nor stop the models (a failed run leaves last_success where it
+was, so the next run reads the same window and fails again), nor make a series of runs differ from one run
+over the same events."""
 
 from datetime import date, timedelta
 
@@ -8,10 +9,10 @@ from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets.web.pipeline import TABLES, WebRun
 from snowplow_assets.web.run_limits import RunState
-from snowplow_assets.web.upsert import read_table
-from snowplow_assets.web.variables import MODELS, SESSIONS, USERS, WebVariables
-from snowplow_assets_tests.web.shredded import ts, uid, write_shredded_run
-from snowplow_assets_tests.web.test_pipeline import page_view
+from snowplow_assets.web.upsert import read_table, table_partitions
+from snowplow_assets.web.variables import MODELS, PAGE_VIEWS, SESSIONS, SESSIONS_LIFECYCLE, USERS, WebVariables
+from snowplow_assets_tests.web.shredded import Event, ts, uid, write_shredded_run
+from snowplow_assets_tests.web.test_pipeline import m, page_view
 
 VARIABLES = WebVariables(start_date=date(2026, 3, 1))
 T0 = ts("2026-03-01 08:00:00")
@@ -52,3 +53,56 @@ def test_a_gap_longer_than_the_backfill_limit_does_not_stop_the_models(spark, tm
     assert web.limits.state is RunState.STANDARD and set(manifest.values()) == {back + timedelta(seconds=10)}
     assert [row[0] for row in text_rows(spark, lake, SESSIONS)] == sorted([uid("a"), uid("b")])
     assert text_rows(spark, lake, USERS)[0][5] == "2"  # sessions
+
+
+def test_a_year_0_collector_tstamp_in_a_folder_does_not_stop_the_runs(spark, tmp_path):
+    """A four-digit year 0 is valid (FORMATS.md §1), and the shredder writes it into the folder's completion
+    marker (`0000-06-15T00:00:00.000Z`), which Python's datetime cannot read: every run failed on it."""
+    lake = Lake(str(tmp_path / "lake"))
+    year_0 = Event("year-0", T0, "old", "u9", extra={"collector_tstamp": "0000-06-15 00:00:00.000"})
+    write_shredded_run(lake, "run=2026-03-01-09-00-00", [*page_view("a/home", "a", "u1", T0), year_0])
+    manifest: dict = {}
+    web = run_all(spark, lake, manifest, T0 + H)
+    assert web.window.counts["events"] == 1 and set(manifest.values()) == {T0}  # year 0 is before start_date
+    assert [row[0] for row in text_rows(spark, lake, SESSIONS)] == [uid("a")]
+
+
+def test_event_times_in_the_years_0_1_and_9999_are_kept_and_change_nothing_else(spark, tmp_path):
+    """derived_tstamp (the event time of page views and sessions) may be any valid timestamp: a tracker's
+    true_tstamp, or a device clock. The upsert's floor, a lookback before the earliest day, fell before the
+    year 1, and a day in year 0 was not a Python date: the run failed and so did every later one."""
+    lake, full = Lake(str(tmp_path / "incremental")), Lake(str(tmp_path / "full"))
+    derived = lambda text: {"extra": {"derived_tstamp": text}}  # noqa: E731
+    batches = {
+        "run=2026-03-01-09-00-00": (
+            [
+                *page_view("a/home", "a", "u1", T0, **derived("0001-01-01 00:00:00.000")),
+                *page_view("b/home", "b", "u2", T0 + m(5), **derived("0000-06-15 12:00:00.000")),
+            ],
+            T0 + H,
+        ),
+        "run=2026-03-01-10-00-00": (
+            [
+                *page_view("a/next", "a", "u1", T0 + H, pings=(10, 20)),
+                *page_view("c/home", "c", "u2", T0 + H, **derived("9999-12-31 23:59:59.999")),
+                Event("b/more", T0 + H + m(1), "b", "u2", event="struct", **derived("0000-01-01 00:00:00.000")),
+            ],
+            T0 + 2 * H,
+        ),
+    }
+    manifest: dict = {}
+    for run, (events, now) in batches.items():
+        write_shredded_run(lake, run, events)
+        write_shredded_run(full, run, events)
+        run_all(spark, lake, manifest, now)
+        assert set(manifest.values()) == {max(e.collector for e in events)}
+    run_all(spark, full, {}, T0 + 2 * H)
+    for model in MODELS:
+        assert text_rows(spark, lake, model) == text_rows(spark, full, model), model
+    days = lambda model: sorted(table_partitions(LocalFileSystem(), lake, TABLES[model]))  # noqa: E731
+    assert days(PAGE_VIEWS) == ["0000-06-15", "0001-01-01", "2026-03-01", "9999-12-31"]
+    assert days(SESSIONS) == ["0000-01-01", "0001-01-01", "9999-12-31"]  # b/more moved b to the year 0
+    assert days(USERS) == ["0000-01-01", "0001-01-01"]  # u2's first session is b
+    assert days(SESSIONS_LIFECYCLE) == ["2026-03-01"]  # by collector_tstamp
+    sessions = {row[0]: row for row in text_rows(spark, lake, SESSIONS)}
+    assert sessions[uid("b")][2] == "0000-01-01 00:00:00" and sessions[uid("b")][6] == "2"

@@ -13,7 +13,7 @@ import pytest
 
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem, S3FileSystem, data_files, path_below
-from snowplow_assets.web.upsert import FILE_LIST, TableSpec, publish, read_table, table_partitions, upsert
+from snowplow_assets.web.upsert import FILE_LIST, TableSpec, day_floor, publish, read_table, table_partitions, upsert
 from snowplow_assets_tests.web.killed import Killed, KilledAfterMovingAside, KilledAtS3Request, KilledAtStep
 
 SPEC = TableSpec("things", key="id", schema="id STRING, value BIGINT, start_tstamp TIMESTAMP")
@@ -208,3 +208,12 @@ def test_a_day_swap_killed_at_any_step_leaves_the_whole_old_day_or_the_whole_new
     # Old until some step, new from then on; and a kill can fall on either side.
     assert outcomes == sorted(outcomes) and not outcomes[0] and outcomes[-1], outcomes
     assert len(outcomes) > 3, outcomes
+
+
+def test_day_floor_takes_in_every_day_before_the_year_1():
+    """An event time in the year 0 makes a day partition no Python date holds, and a lookback from early in the
+    year 1 falls before any: as a bound, date.min then stands for every day (pipeline test: test_edges.py)."""
+    assert day_floor("2026-03-01", 1) == date(2026, 2, 28) and day_floor(date(2026, 3, 1)) == date(2026, 3, 1)
+    assert day_floor("0000-06-15") == day_floor("0001-01-05", 30) == day_floor(date(1, 1, 5), 30) == date.min
+    with pytest.raises(ValueError):
+        day_floor("2026-02-30")
