@@ -46,6 +46,15 @@ def as_utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+def _shifted(moment: datetime, delta: timedelta) -> datetime:
+    """moment + delta, at most the last instant and at least the first a datetime holds: a backfill limit or a
+    lookback of thousands of years (variables.MAX_DAYS) means no limit rather than a failed run."""
+    try:
+        return moment + delta
+    except OverflowError:
+        return (datetime.max if delta > timedelta(0) else datetime.min).replace(tzinfo=UTC)
+
+
 def format_timestamp(value: datetime) -> str:
     return as_utc(value).strftime(TIMESTAMP_FORMAT)
 
@@ -97,13 +106,13 @@ def run_limits(
     greatest = max(known.values(), default=None)
 
     if least is None or greatest is None:
-        state, lower, upper = RunState.FIRST_RUN, start, min(start + backfill, now)
+        state, lower, upper = RunState.FIRST_RUN, start, min(_shifted(start, backfill), now)
     elif missing:
-        state, lower, upper = RunState.NEW_MODEL, start, min(greatest, start + backfill)
+        state, lower, upper = RunState.NEW_MODEL, start, min(greatest, _shifted(start, backfill))
     elif least != greatest:
-        state, lower, upper = RunState.OUT_OF_SYNC, least - lookback, min(greatest, least + backfill)
+        state, lower, upper = RunState.OUT_OF_SYNC, _shifted(least, -lookback), min(greatest, _shifted(least, backfill))
     else:
-        state, lower, upper = RunState.STANDARD, greatest - lookback, min(greatest + backfill, now)
+        state, lower, upper = RunState.STANDARD, _shifted(greatest, -lookback), min(_shifted(greatest, backfill), now)
     lower = max(lower, start)
     upper = max(upper, lower)
     return RunLimits(state, lower, upper, models, missing, least, greatest)

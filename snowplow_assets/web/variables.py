@@ -48,6 +48,26 @@ def closed_upstream(models: Iterable[str], within: Iterable[str] = MODELS) -> tu
     return tuple(m for m in MODELS if m in chosen)
 
 
+# The days from the year 1 to the year 9999, the span of every timestamp in the lake. A variable may be at most
+# this span (in its unit): a larger one would mean nothing more ("no limit"), but overflowed the date arithmetic
+# of every run, Python's and Spark's alike, so it is refused rather than failing each run.
+MAX_DAYS = (date.max - date.min).days
+_MOST = {
+    **dict.fromkeys(
+        (
+            "backfill_limit_days",
+            "days_late_allowed",
+            "max_session_days",
+            "session_lookback_days",
+            "upsert_lookback_days",
+        ),
+        MAX_DAYS,
+    ),
+    "lookback_window_hours": 24 * MAX_DAYS,
+    **dict.fromkeys(("heartbeat", "min_visit_length"), 86_400 * MAX_DAYS),  # seconds
+}
+
+
 @dataclass(frozen=True)
 class WebVariables:
     """dbt-snowplow-web's `snowplow__*` variables, with its defaults."""
@@ -70,6 +90,12 @@ class WebVariables:
         for name in ("lookback_window_hours", "days_late_allowed", "upsert_lookback_days", "min_visit_length"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative: {getattr(self, name)}")
+        for name, most in _MOST.items():
+            if getattr(self, name) > most:
+                raise ValueError(
+                    f"{name} must be at most {most}, the span of the years 1 to 9999, which already means no limit: "
+                    f"{getattr(self, name)}"
+                )
         if self.session_lookback_days < self.max_session_days:
             raise ValueError(
                 f"session_lookback_days ({self.session_lookback_days}) must be at least max_session_days "

@@ -5,7 +5,15 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from snowplow_assets.web.run_limits import RunState, advance_last_success, run_limits
-from snowplow_assets.web.variables import MODELS, PAGE_VIEWS, SESSIONS, SESSIONS_LIFECYCLE, USERS, WebVariables
+from snowplow_assets.web.variables import (
+    MAX_DAYS,
+    MODELS,
+    PAGE_VIEWS,
+    SESSIONS,
+    SESSIONS_LIFECYCLE,
+    USERS,
+    WebVariables,
+)
 
 V = WebVariables(start_date=date(2021, 1, 1), backfill_limit_days=30, lookback_window_hours=6)
 START = datetime(2021, 1, 1, tzinfo=UTC)
@@ -138,3 +146,16 @@ def test_last_success_only_moves_forward():
     assert advance_last_success(at("2021-01-03 00:00:00"), at("2021-01-02 00:00:00")) == at("2021-01-03 00:00:00")
     assert advance_last_success(at("2021-01-03 00:00:00"), None) == at("2021-01-03 00:00:00")
     assert advance_last_success(at("2021-01-03 00:00:00"), at("2021-01-04 00:00:00")) == at("2021-01-04 00:00:00")
+
+
+def test_variables_of_any_allowed_size_mean_no_limit_rather_than_a_failed_run():
+    """A backfill limit or a lookback of thousands of years overflowed the date arithmetic of every run."""
+    unlimited = WebVariables(
+        start_date=date(2021, 1, 1), backfill_limit_days=MAX_DAYS, lookback_window_hours=24 * MAX_DAYS
+    )
+    first = run_limits(MODELS, {}, NOW, unlimited)
+    assert (first.lower, first.upper) == (START, NOW)
+    standard = run_limits(MODELS, manifest(**dict.fromkeys(MODELS, "2021-05-01 00:00:00")), NOW, unlimited)
+    assert (standard.state, standard.lower, standard.upper) == (RunState.STANDARD, START, NOW)
+    behind = run_limits(MODELS, manifest(**dict.fromkeys(MODELS[:4], "2021-05-01 00:00:00")), NOW, unlimited)
+    assert (behind.state, behind.lower, behind.upper) == (RunState.NEW_MODEL, START, at("2021-05-01 00:00:00"))

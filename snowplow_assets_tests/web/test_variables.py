@@ -38,6 +38,10 @@ def test_models_come_in_build_order_and_need_their_upstream():
         ({"heartbeat": 0}, "heartbeat must be at least 1"),
         ({"lookback_window_hours": -1}, "lookback_window_hours must not be negative"),
         ({"session_lookback_days": 2}, "session_lookback_days \\(2\\) must be at least max_session_days"),
+        # Beyond the years 1 to 9999 a run's date arithmetic overflowed, in every run.
+        ({"backfill_limit_days": 99_999_999}, "backfill_limit_days must be at most 3652058, the span of the years"),
+        ({"lookback_window_hours": 10**9}, "lookback_window_hours must be at most 87649392"),
+        ({"max_session_days": 2**31 - 1, "session_lookback_days": 2**31 - 1}, "max_session_days must be at most"),
     ],
 )
 def test_bad_variables_are_rejected(change, message):
