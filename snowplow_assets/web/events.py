@@ -8,7 +8,8 @@ version=1-*`), whose `data.id` is the page view id shared by a page view and its
 
 1. By name, without opening anything: a run folder is named after the time its batch was cut, after every
    event in it reached the collector, so a folder named before `lower` cannot hold an event of the window
-   and is not looked at. This keeps a run's cost independent of how much history the lake holds.
+   and is not looked at. This keeps a run's cost independent of how much history the lake holds. A name
+   that is no instant (`run=2026-02-30-…`, the year 0), which lake.RUN_FOLDER accepts, goes on to step 2.
 2. By its completion marker: the remaining folders must have `shredding_complete.json` (without it the
    shred is unfinished and the folder is left for a later run); the marker's `timestamps.min`/`max` (the
    folder's earliest and latest collector_tstamp) skip folders entirely outside the window.
@@ -87,8 +88,14 @@ class FolderSelection:
         return [f.run for f in self.folders]
 
 
-def run_folder_time(run: str) -> datetime:
-    return datetime.strptime(run, "run=%Y-%m-%d-%H-%M-%S").replace(tzinfo=UTC)
+def run_folder_time(run: str) -> datetime | None:
+    """When a run folder was cut, from its name; None for a name that is no instant, such as `run=2026-02-30-…`
+    or one in the year 0: lake.RUN_FOLDER takes those, so such a folder is registered and shredded, but only
+    its completion marker can then tell which windows it holds events of."""
+    try:
+        return datetime.strptime(run, "run=%Y-%m-%d-%H-%M-%S").replace(tzinfo=UTC)
+    except ValueError:
+        return None
 
 
 def _marker_time(value: object, where: str) -> datetime | None:
@@ -129,7 +136,8 @@ def select_run_folders(fs: LakeFileSystem, lake: Lake, lower: datetime, upper: d
     for entry in fs.list_dir(lake.uri("shredded", "good")):
         if not entry.is_dir or not RUN_FOLDER.fullmatch(entry.name):
             continue
-        if run_folder_time(entry.name) < lower:
+        cut = run_folder_time(entry.name)
+        if cut is not None and cut < lower:
             not_opened += 1
             continue
         if not fs.exists(lake.shredding_complete(entry.name)):

@@ -106,3 +106,21 @@ def test_event_times_in_the_years_0_1_and_9999_are_kept_and_change_nothing_else(
     assert days(SESSIONS_LIFECYCLE) == ["2026-03-01"]  # by collector_tstamp
     sessions = {row[0]: row for row in text_rows(spark, lake, SESSIONS)}
     assert sessions[uid("b")][2] == "0000-01-01 00:00:00" and sessions[uid("b")][6] == "2"
+
+
+def test_a_run_folder_whose_name_is_no_time_is_read_by_its_marker(spark, tmp_path):
+    """`run=2026-02-30-…` and `run=0000-…` are run folder names (lake.RUN_FOLDER) that the sensor registers and
+    the shredder mirrors, but no instant: listed by every run, such a folder failed them all. Its name cannot
+    tell when it was cut, so its marker alone decides whether a window reads it."""
+    lake = Lake(str(tmp_path / "lake"))
+    write_shredded_run(lake, "run=2026-02-30-10-00-00", page_view("a/home", "a", "u1", T0))
+    write_shredded_run(lake, "run=0000-01-01-00-00-00", page_view("b/home", "b", "u2", T0 + m(1)))
+    manifest: dict = {}
+    run_all(spark, lake, manifest, T0 + H)
+    assert [row[0] for row in text_rows(spark, lake, SESSIONS)] == sorted([uid("a"), uid("b")])
+    write_shredded_run(lake, "run=2026-03-02-09-00-00", page_view("c/home", "c", "u1", T0 + D))
+    run_all(spark, lake, manifest, T0 + D + H)
+    assert set(manifest.values()) == {T0 + D}
+    web = run_all(spark, lake, manifest, T0 + D + 2 * H)  # a window after their events: their markers skip them
+    assert (web.window.selection.outside, web.window.selection.runs) == (2, ["run=2026-03-02-09-00-00"])
+    assert {row[0]: row[5] for row in text_rows(spark, lake, USERS)} == {uid("u1"): "2", uid("u2"): "1"}
