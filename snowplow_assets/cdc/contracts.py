@@ -20,8 +20,9 @@ The Kafka key, where it is used, is its text; a JSON object key (`{"id": 42}`, o
 `{"payload": {"id": 42}}`) gives its id field. Keys are strings, so 42 and "42" are the same key.
 
 Bad-row reasons: `invalid_json`, `invalid_envelope`, `invalid_timestamp` (landing.py), `unknown_topic`
-(no model declares it), `invalid_value` (not a JSON object, a row that is not an object, a null value
-where the contract has none), `unknown_change_type` and `no_id` (no usable key: missing, empty, null, an
+(no model declares it), `invalid_value` (a string value that is not exactly one JSON value (landing.py), not a
+JSON object, a row that is not an object or that holds a number beyond a double's range, a null value where the
+contract has none), `unknown_change_type` and `no_id` (no usable key: missing, empty, null, an
 object or an array).
 """
 
@@ -29,10 +30,11 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 
-from snowplow_assets.cdc.landing import ENVELOPE_COLUMNS, computed_once
+from snowplow_assets.cdc.landing import BEYOND_DOUBLE, ENVELOPE_COLUMNS, computed_once
 from snowplow_assets.cdc.models import CdcModels
 from snowplow_assets.cdc.order import DELETE, INSERT, UPDATE
 from snowplow_assets.events.sql import case, literal
+from snowplow_assets.strict_json import beyond_double_in_json
 
 HISTORY, DELETES, BAD, IGNORED = "history", "deletes", "bad", "ignored"
 BAD_REASONS = (
@@ -173,6 +175,11 @@ def classify(envelopes: DataFrame, models: CdcModels) -> DataFrame:
         (
             f"__kind IN ('{INSERT}', '{UPDATE}') AND NOT coalesce(startswith(__row_json, '{{'), false)",
             _bad("invalid_value", f"concat({row_name}, ' is not a JSON object')"),
+        ),
+        # The row as written, read from a string value (landing.py checks an object value, written whole).
+        (
+            f"__kind IN ('{INSERT}', '{UPDATE}') AND {beyond_double_in_json('__value', '__row_json', integers=True)}",
+            _bad("invalid_value", f"concat({row_name}, ' holds ', {literal(BEYOND_DOUBLE)})"),
         ),
         ("__id IS NULL", _bad("no_id", "'no usable id (missing, null, empty, an object or an array)'")),
     ]

@@ -11,15 +11,16 @@ The work is staged in projections (split, raw values, typed values, failure), ea
 the one before. Catalyst does not merge a projection into one that would evaluate a costly column many
 times, so every split, field extraction, cast and JSON parse happens once per line.
 
-Known leniency, inherited from Spark's JSON reader: text after the first complete JSON value in a field is
-ignored, and numbers with a fraction or an exponent come back as doubles in `data` (so with at most 17
-significant digits). Spark's reader would also take NaN and Infinity for numbers, and read a number beyond a
-double's range as "Infinity" or 0.0: the first is turned off (`allowNonNumericNumbers`), and the second makes
-the line bad (_beyond_double_in_data).
+Known leniency, inherited from Spark's JSON reader: numbers with a fraction or an exponent come back as doubles
+in `data` (so with at most 17 significant digits). Spark's reader would also ignore text after the first JSON
+value of a field, take NaN and Infinity for numbers, and read a number beyond a double's range as "Infinity" or
+0.0: each makes the line bad here (strict_json.py).
 
 Each JSON field is read twice. Read into a STRING, an entity's `data` is its compact JSON when it is an object
 or an array, but the unescaped text when it is a JSON string, so `"{oops"` and `"{\"a\":1}"` would pass for
-objects. A second reading with `data` as an empty struct tells which entities' data really is an object.
+objects. A second reading with `data` as an empty struct tells which entities' data really is an object. The
+two readings wrap the field in different wrappers (`{"v": field}` and `{"v": [field]}`), which together
+refuse text after its JSON value (strict_json.py), at no third reading.
 """
 
 from __future__ import annotations
@@ -32,6 +33,15 @@ from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_COUNT,
 from snowplow_assets.events.iglu import IGLU_URI_PATTERN, MAX_SCHEMA_URI_LENGTH
 from snowplow_assets.events.sql import case, identifier, literal, named_struct
 from snowplow_assets.patterns import END
+from snowplow_assets.strict_json import (
+    DOUBLE_RANGE,
+    IN_ARRAY_IN_OBJECT,
+    IN_OBJECT,
+    beyond_double,
+    beyond_double_in_json,
+    options,
+    wrapped,
+)
 
 INT_PATTERN = r"^[+-]?[0-9]{1,10}" + END
 DOUBLE_PATTERN = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,3})?" + END
@@ -47,10 +57,11 @@ _SDJ = "STRUCT<schema: STRING, data: STRING>"
 # An entity as the second reading of a JSON field sees it: its data null unless it is a JSON object.
 _OBJECT_SDJ = "STRUCT<data: STRUCT<>>"
 _CORRUPT = "_corrupt_record"
-# NaN, Infinity and the like are no JSON: Spark's reader takes them for numbers unless told not to.
-_JSON_OPTIONS = (
-    f"map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', {literal(_CORRUPT)}, 'allowNonNumericNumbers', 'false')"
-)
+
+
+def _json_options(wrapper: tuple[str, str, int] | None) -> str:
+    return options(wrapper, mode="PERMISSIVE", columnNameOfCorruptRecord=_CORRUPT)
+
 
 # JSON field -> (pattern its wrapper schema must match, whether the wrapper holds an array of entities)
 JSON_WRAPPERS = {
@@ -146,9 +157,21 @@ def _typed_value(field: EnrichedField) -> str:
         case FieldType.TIMESTAMP:
             return f"CASE WHEN {raw} RLIKE {literal(TIMESTAMP_PATTERN)} THEN try_cast({raw} AS TIMESTAMP) END"
         case FieldType.JSON:
-            data = f"ARRAY<{_SDJ}>" if JSON_WRAPPERS[field.name][1] else _SDJ
-            schema = f"schema STRING, data {data}, {_CORRUPT} STRING"
-            return f"from_json({raw}, {literal(schema)}, {_JSON_OPTIONS})"
+            schema = literal(_document_schema(field))
+            return f"from_json({wrapped(raw, IN_OBJECT)}, {schema}, {_json_options(IN_OBJECT)})"
+
+
+def _document_schema(field: EnrichedField, wrapper: bool = True) -> str:
+    """The JSON field's first reading: its document (schema and data), in `v` when it is read inside IN_OBJECT."""
+    data = f"ARRAY<{_SDJ}>" if JSON_WRAPPERS[field.name][1] else _SDJ
+    if wrapper:
+        return f"v STRUCT<schema: STRING, data: {data}>, {_CORRUPT} STRING"
+    return f"schema STRING, data {data}, {_CORRUPT} STRING"
+
+
+def _document(field: EnrichedField) -> str:
+    """The JSON field's document (schema and data) in its first reading."""
+    return f"{_typed(field)}.v"
 
 
 def _objects_value(field: EnrichedField) -> str:
@@ -157,18 +180,27 @@ def _objects_value(field: EnrichedField) -> str:
     Where an entity's data is not an object, Spark leaves that data null and sets the corrupt record. When an
     entity repeats `data` it keeps the object it read, and sets the corrupt record if another value is not
     one (the first reading keeps the last value): so the entities' data and the corrupt record both count.
+    The field is read inside IN_ARRAY_IN_OBJECT, an object still, for the corrupt record: inside an array at
+    the root, Spark gives no corrupt record, and a failure in an element makes the whole array null.
     """
     data = f"ARRAY<{_OBJECT_SDJ}>" if JSON_WRAPPERS[field.name][1] else _OBJECT_SDJ
-    return f"from_json({_raw(field)}, {literal(f'data {data}, {_CORRUPT} STRING')}, {_JSON_OPTIONS})"
+    schema = f"v ARRAY<STRUCT<data: {data}>>, {_CORRUPT} STRING"
+    text = wrapped(_raw(field), IN_ARRAY_IN_OBJECT)
+    return f"from_json({text}, {literal(schema)}, {_json_options(IN_ARRAY_IN_OBJECT)})"
+
+
+def _objects_document(field: EnrichedField) -> str:
+    """The JSON field's document in its second reading: null unless that reading found one JSON value."""
+    return f"get({_objects(field)}.v, 0)"
 
 
 def _value(field: EnrichedField) -> str:
-    typed = _typed(field)
     if field.type is not FieldType.JSON:
-        return typed
+        return _typed(field)
+    document = _document(field)
     if JSON_WRAPPERS[field.name][1]:
-        return f"coalesce(transform({typed}.data, e -> {_entity('e')}), CAST(array() AS ARRAY<{ENTITY_TYPE}>))"
-    return f"CASE WHEN {typed}.data IS NOT NULL THEN {_entity(f'{typed}.data')} END"
+        return f"coalesce(transform({document}.data, e -> {_entity('e')}), CAST(array() AS ARRAY<{ENTITY_TYPE}>))"
+    return f"CASE WHEN {document}.data IS NOT NULL THEN {_entity(f'{document}.data')} END"
 
 
 def _entity(sdj: str) -> str:
@@ -211,48 +243,24 @@ def _error(field: EnrichedField) -> str:
         invalid = _invalid_value(field.name, raw, literal(_TYPE_MESSAGES[field.type]))
         branches.append((f"{raw} IS NOT NULL AND {typed} IS NULL", invalid))
     if field.type is FieldType.DOUBLE:
-        branches.append((_beyond_double(raw, typed), _invalid_value(field.name, raw, literal(_BEYOND_DOUBLE))))
+        # Rendering a double that lost its value (shred.py) would write a number the input never held.
+        branches.append((beyond_double(raw, typed), _invalid_value(field.name, raw, literal(_BEYOND_DOUBLE))))
     return case(*branches)
 
 
-_DOUBLE_RANGE = "(0, or 4.9E-324 to 1.7976931348623157E308 in magnitude)"
-_BEYOND_DOUBLE = f"Value is out of the range of a double {_DOUBLE_RANGE}"
+_BEYOND_DOUBLE = f"Value is out of the range of a double {DOUBLE_RANGE}"
 
 
-def _beyond_double(raw: str, typed: str) -> str:
-    """A number that reads as a double only by losing its value: past the largest it becomes infinite, and
-    so close to zero that it becomes 0 (a mantissa with a digit other than 0). Rendering either (shred.py)
-    would write a number the input never held."""
-    return f"(abs({typed}) = CAST('Infinity' AS DOUBLE) OR ({typed} = 0 AND {raw} RLIKE '^[^eE]*[1-9]'))"
-
-
-# JSON's strings, in double or (as Spark's reader allows) single quotes, and its numbers; each possessive, so
-# that Java's regex neither backtracks nor recurses per character. A number is captured (group 1) where no
-# letter, digit or point comes before it: a string is consumed whole, so a number in one is never captured.
-_JSON_NUMBERS = (
-    r"""(?s)"[^"\\]*+(?:\\.[^"\\]*+)*+"|'[^'\\]*+(?:\\.[^'\\]*+)*+'"""
-    r"|(?<![0-9A-Za-z.])([0-9]++(?:\.[0-9]++)?+(?:[eE][+-]?+[0-9]++)?+)"
-)
-# A double 0 as Spark writes it in an entity's data (compact JSON): 0.0 or -0.0, as a value.
-_ZERO_IN_JSON = r"[:,\[]-?0\.0[,\]}]"
-_BEYOND_DOUBLE_IN_DATA = f"a number in an entity's data is out of the range of a double {_DOUBLE_RANGE}"
+_BEYOND_DOUBLE_IN_DATA = f"a number in an entity's data is out of the range of a double {DOUBLE_RANGE}"
 
 
 def _beyond_double_in_data(data: str, raw: str) -> str:
-    """Whether an entity's data held a number beyond a double's range, which Spark's reader wrote wrongly.
-
-    The reader makes a number with a fraction or an exponent a double (an integer keeps its digits), and
-    writes one beyond the largest as "Infinity" and one so close to 0 that it reads as 0 as 0.0. `data` is
-    only the output, so the field's text, `raw`, is searched for such a number, outside its strings; only
-    for an entity whose data holds "Infinity" or a 0.0, so the search seldom runs. A number a double cannot
-    hold elsewhere in the field (a key the reader skips, text after the JSON) is then found too; the fast
-    path leaves every field with such a number anywhere to the full parser (CanonicalLine)."""
-    number = "number"
-    beyond = _beyond_double(number, f"try_cast({number} AS DOUBLE)")
-    numbers = f"regexp_extract_all({raw}, {literal(_JSON_NUMBERS)}, 1)"
-    in_raw = f"exists({numbers}, {number} -> {number} RLIKE '[.eE]' AND {beyond})"
-    wrote = f"contains({data}, 'Infinity\"') OR (contains({data}, '0.0') AND {data} RLIKE {literal(_ZERO_IN_JSON)})"
-    return f"(({wrote}) AND {in_raw})"
+    """Whether an entity's data held a number beyond a double's range, which Spark's reader wrote wrongly
+    (strict_json.beyond_double_in_json, the field's text `raw` searched where the entity's `data` holds
+    "Infinity" or a 0.0). Read into a STRING, an integer keeps its digits. A number a double cannot hold
+    elsewhere in the field (a key the reader skips) is then found too; the fast path leaves every field with
+    such a number anywhere to the full parser (CanonicalLine)."""
+    return beyond_double_in_json(raw, data, integers=False)
 
 
 def _entity_error(sdj: str, object_sdj: str, raw: str) -> str:
@@ -279,28 +287,40 @@ def _not_an_object(schema: str) -> str:
     return f"format_string('data of entity %s is not a JSON object', {schema})"
 
 
+_TEXT_AFTER = "'invalid JSON: text after the self-describing JSON'"
+
+
 def _json_error(field: EnrichedField) -> str:
-    """Why a JSON field is unusable: unparseable, wrong wrapper, or an entity without a valid URI or object,
-    or with a number a double cannot hold."""
-    name, raw, parsed, objects = field.name, _raw(field), _typed(field), _objects(field)
+    """Why a JSON field is unusable: unparseable, more than one JSON value, wrong wrapper, or an entity
+    without a valid URI or object, or with a number a double cannot hold."""
+    name, raw, objects = field.name, _raw(field), _objects(field)
     wrapper, is_array = JSON_WRAPPERS[name]
-    data = f"{parsed}.data"
+    document, object_document = _document(field), _objects_document(field)
+    data = f"{document}.data"
     if is_array:
-        entity_errors = f"transform({data}, (e, i) -> {_entity_error('e', f'get({objects}.data, i)', raw)})"
+        entity_errors = f"transform({data}, (e, i) -> {_entity_error('e', f'get({object_document}.data, i)', raw)})"
         entity_error, first_entity = f"get(array_compact({entity_errors}), 0)", f"get({data}, 0)"
     else:
-        entity_error, first_entity = _entity_error(data, f"{objects}.data", raw), data
+        entity_error, first_entity = _entity_error(data, f"{object_document}.data", raw), data
     # An entity that repeats `data`, one value an object and another not, leaves the second reading corrupt
     # though it found an object there: the line is bad all the same, and its first entity is named.
     repeated = f"CASE WHEN {objects}.{_CORRUPT} IS NOT NULL THEN {_not_an_object(f'{first_entity}.schema')} END"
+    # For a bad field only: read without a wrapper, as Spark's reader reads the first JSON value of a text.
+    first_value = f"from_json({raw}, {literal(_document_schema(field, wrapper=False))}, {_json_options(None)})"
+    first_value_is_a_document = (
+        f"{first_value}.{_CORRUPT} IS NULL AND {first_value}.schema IS NOT NULL AND {first_value}.data IS NOT NULL"
+    )
     message = case(
         (
-            f"{parsed}.{_CORRUPT} IS NOT NULL OR {parsed}.schema IS NULL OR {data} IS NULL",
-            "'invalid JSON or not a self-describing JSON with schema and data'",
+            f"{_typed(field)}.{_CORRUPT} IS NOT NULL OR {document}.schema IS NULL OR {data} IS NULL",
+            f"CASE WHEN {first_value_is_a_document} THEN {_TEXT_AFTER} "
+            "ELSE 'invalid JSON or not a self-describing JSON with schema and data' END",
         ),
+        # The first reading found one document, the second, in the other wrapper, not: text follows it.
+        (f"{object_document} IS NULL", _TEXT_AFTER),
         (
-            f"NOT {parsed}.schema RLIKE {literal(wrapper)}",
-            f"format_string('wrapper schema \\'%s\\' does not match %s', {parsed}.schema, {literal(wrapper)})",
+            f"NOT {document}.schema RLIKE {literal(wrapper)}",
+            f"format_string('wrapper schema \\'%s\\' does not match %s', {document}.schema, {literal(wrapper)})",
         ),
         otherwise=f"coalesce({entity_error}, {repeated})",
     )

@@ -44,6 +44,13 @@ def record(
     )
 
 
+def raw_record(
+    topic: str, value: str, key: object = "1", ts: object = 1_000, offset: int = 0, partition: int = 0
+) -> str:
+    """A record whose `__value` is the text `value` as written, JSON or not (json.dumps cannot write NaN or 1e400)."""
+    return record(topic, "\0", key, ts, offset, partition).replace('"\\u0000"', value)
+
+
 def partial(key: int, ts: int, offset: int, row: dict | None, partition: int = 0) -> str:
     return record(PARTIAL, None if row is None else {"id": key, **row}, str(key), ts, offset, partition)
 

@@ -7,10 +7,48 @@ import pytest
 
 from snowplow_assets.cdc.contracts import classify
 from snowplow_assets.cdc.landing import parse_envelopes
-from snowplow_assets_tests.cdc.builders import DEBEZIUM, EVENT, ISSUE_MODELS_YAML, PARTIAL, models, record
+from snowplow_assets_tests.cdc.builders import DEBEZIUM, EVENT, ISSUE_MODELS_YAML, PARTIAL, models, raw_record, record
 
 ROW = {"email": "a@example.com", "state": "active"}
 T = 1_772_359_200_000  # 2026-03-01T10:00:00Z
+_BEYOND_DOUBLE = "a number beyond a double's range (0, or 4.9E-324 to 1.7976931348623157E308 in magnitude)"
+# A line is one JSON object, and a string value one JSON value: what else Spark's reader takes is a bad row that
+# says what is wrong. line -> (bad reason, message)
+# fmt: off
+NOT_ONE_JSON_OBJECT = {
+    # A missing newline: two records on one line were read as the first alone, the second lost.
+    record(PARTIAL, {"id": 46}, "46", T, 46) + record(PARTIAL, {"id": 47}, "47", T, 47): ("invalid_json", "the line has text after its JSON object (one record per line)"),
+    record(PARTIAL, {"id": 48}, "48", T, 48) + " trailing": ("invalid_json", "the line has text after its JSON object (one record per line)"),
+    record(PARTIAL, {"id": 49}, "49", T, 49) + "]" + record(PARTIAL, {"id": 50}, "50", T, 50): ("invalid_json", "the line has text after its JSON object (one record per line)"),
+    record(PARTIAL, {"id": 51}, "51", T, 51) + "}": ("invalid_json", "the line has text after its JSON object (one record per line)"),
+    record(PARTIAL, {"id": 52}, "52", T, 52) + "," + record(PARTIAL, {"id": 53}, "53", T, 53): ("invalid_json", "the line has text after its JSON object (one record per line)"),
+    record(PARTIAL, {"id": 54}, "54", T, 54)[:-1] + ', "__x": 1}]}': ("invalid_json", "the line has text after its JSON object (one record per line)"),
+    record(PARTIAL, {"id": 55}, "55", T, 55) + "],\"__x\": 1}": ("invalid_json", "the line has text after its JSON object (one record per line)"),
+    # NaN and Infinity are no JSON; nor are single quotes
+    raw_record(PARTIAL, '{"id": 56, "n": NaN}', "56", T, 56): ("invalid_json", "the line holds NaN or Infinity, which are not JSON numbers"),
+    raw_record(PARTIAL, '{"id": 57, "n": [1, -Infinity]}', "57", T, 57): ("invalid_json", "the line holds NaN or Infinity, which are not JSON numbers"),
+    record(PARTIAL, {"id": 58}, "58", T, 58).replace('"__offset": 58', '"__offset": NaN'): ("invalid_json", "the line holds NaN or Infinity, which are not JSON numbers"),
+    record(PARTIAL, {"id": 59}, "59", T, 59).replace('"', "'"): ("invalid_json", "the line is not a JSON object"),
+    # Numbers a double cannot hold: Spark read them as "Infinity" or 0.0
+    raw_record(PARTIAL, '{"id": 60, "n": 1e400}', "60", T, 60): ("invalid_json", f"the line holds {_BEYOND_DOUBLE}"),
+    raw_record(PARTIAL, '{"id": 61, "n": {"m": [-1.5e-400]}}', "61", T, 61): ("invalid_json", f"the line holds {_BEYOND_DOUBLE}"),
+    raw_record(PARTIAL, '{"id": 62, "n": 1' + "0" * 400 + "}", "62", T, 62): ("invalid_json", f"the line holds {_BEYOND_DOUBLE}"),
+    record(PARTIAL, {"id": 63}, "@", T, 63).replace('"@"', "1e400"): ("invalid_json", f"the line holds {_BEYOND_DOUBLE}"),
+    record(PARTIAL, {"id": 64}, "64", T, 64, partition=9).replace('"__partition": 9', '"__partition": 1.5e-400'): ("invalid_json", f"the line holds {_BEYOND_DOUBLE}"),
+    # A repeated key in the value (read as a VARIANT, which refuses one)
+    raw_record(PARTIAL, '{"id": 65, "a": 1, "a": 2}', "65", T, 65): ("invalid_json", "a key appears twice in __value"),
+    # A string value holds exactly one JSON value, as JSON
+    record(PARTIAL, '{"id": 66} trailing', "66", T, 66): ("invalid_value", "__value is a string with text after its JSON value"),
+    record(PARTIAL, '{"id": 67}]', "67", T, 67): ("invalid_value", "__value is a string with text after its JSON value"),
+    record(PARTIAL, '{"id": 68}}', "68", T, 68): ("invalid_value", "__value is a string with text after its JSON value"),
+    record(PARTIAL, '{"id": 69}{"id": 70}', "69", T, 69): ("invalid_value", "__value is a string with text after its JSON value"),
+    record(PARTIAL, '{"id": 71, "n": NaN}', "71", T, 71): ("invalid_value", "__value is a string holding NaN or Infinity, which are not JSON numbers"),
+    record(PARTIAL, '{"id": 72, "n": 1e400}', "72", T, 72): ("invalid_value", f"__value holds {_BEYOND_DOUBLE}"),
+    record(EVENT, '{"changeType": "INSERT", "data": {"customerId": 75, "n": [1.5e-400]}}', "x", T, 75): ("invalid_value", f"data holds {_BEYOND_DOUBLE}"),
+    record(PARTIAL, '{"id": 73, "a": 1, "a": 2}', "73", T, 73): ("invalid_value", "__value is a string whose JSON has a key twice"),
+    record(PARTIAL, "{'id': 74}", "74", T, 74): ("invalid_value", "__value is a string that is not JSON"),
+}
+# fmt: on
 # line -> (output, key, kind, row or None, bad reason)
 # fmt: off
 CASES = {
@@ -64,6 +102,15 @@ CASES = {
     record(PARTIAL, {"id": 43}, "43", "0001-01-01T00:30:00+01:00", 43): ("bad", None, None, None, "invalid_timestamp"),
     record(PARTIAL, {"id": 44}, "44", 253402300799999, 44): ("history", "44", "update", {"id": 44}, None),
     record(PARTIAL, {"id": 45}, "45", "0001-01-02T00:00:00Z", 45): ("history", "45", "update", {"id": 45}, None),
+    **{line: ("bad", None, None, None, reason) for line, (reason, _) in NOT_ONE_JSON_OBJECT.items()},
+    # White space around the object or a string's value; numbers a double holds, and text that only looks like one
+    # it does not: the row as written
+    "  " + record(PARTIAL, {"id": 80}, "80", T, 80) + " \t": ("history", "80", "update", {"id": 80}, None),
+    record(PARTIAL, ' {"id": 81} ', "81", T, 81): ("history", "81", "update", {"id": 81}, None),
+    raw_record(PARTIAL, '{"id": 82, "n": 1e300, "z": 0e5, "m": 4.9e-324, "s": "1e400", "i": "Infinity"}', "82", T, 82): ("history", "82", "update", {"id": 82, "n": 1e300, "z": 0.0, "m": 4.9e-324, "s": "1e400", "i": "Infinity"}, None),
+    record(PARTIAL, '{"id": 83, "n": 0.0e-5, "z": 0.0}', "83", T, 83): ("history", "83", "update", {"id": 83, "n": 0.0, "z": 0.0}, None),
+    # A string value is kept as its text: beyond the row read from it, nothing is written from what Spark read
+    record(DEBEZIUM, '{"op": "c", "after": {"id": 84}, "source": {"ts_ms": 1e400}}', '{"id": 84}', T, 84): ("history", "84", "insert", {"id": 84}, None),
     "not json at all": ("bad", None, None, None, "invalid_json"),
     "[1, 2, 3]": ("bad", None, None, None, "invalid_json"),
     '{"__topic": "customers_raw"': ("bad", None, None, None, "invalid_json"),
@@ -134,6 +181,33 @@ def test_bad_rows_say_why(classified):
         or "t is not one of c, r, u, d" in messages["unknown_change_type"]
     )
     assert all(r["__message"] for r in classified.values() if r["__output"] == "bad")
+
+
+def test_a_line_that_is_not_exactly_one_json_object_says_what_is_wrong(classified):
+    got = {line: (classified[line]["__reason"], classified[line]["__message"]) for line in NOT_ONE_JSON_OBJECT}
+    assert got == NOT_ONE_JSON_OBJECT
+    assert classified["not json at all"]["__message"] == "the line is not a JSON object"
+    assert classified[record(PARTIAL, "hello", "9", T, 9)]["__message"] == "__value is a string that is not JSON"
+
+
+def test_json_nests_as_deep_as_spark_reads_it(spark):
+    """1000 levels for a line, read inside wrappers that would take some of them; a value in it nests one level
+    less, and so does one held in a string."""
+    lines = {
+        depth: [
+            raw_record(PARTIAL, '{"id": 1, "a": ' + "[" * depth + "]" * depth + "}", "1", T, depth),
+            record(PARTIAL, '{"id": 2, "a": ' + "[" * depth + "]" * depth + "}", "2", T, depth),
+        ]
+        for depth in (998, 999)  # the arrays inside the value's object: 1000 levels in the line, then 1001
+    }
+    frame = spark.createDataFrame(
+        [("part-0", line) for both in lines.values() for line in both], "__file STRING, __line STRING"
+    )
+    rows = {row["__line"]: row for row in classify(parse_envelopes(frame), models()).collect()}
+    deepest, deeper = lines[998], lines[999]
+    assert [(rows[line]["__output"], rows[line]["__key"]) for line in deepest] == [("history", "1"), ("history", "2")]
+    assert rows[deepest[0]]["__data"] == '{"a":' + "[" * 998 + "]" * 998 + ',"id":1}'
+    assert [rows[line]["__reason"] for line in deeper] == ["invalid_json", "invalid_value"]
 
 
 IGNORING = ISSUE_MODELS_YAML + "ignored_topics: ['shop.*', '__debezium-heartbeat.*']\n"

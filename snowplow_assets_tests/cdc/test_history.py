@@ -25,6 +25,7 @@ from snowplow_assets_tests.cdc.builders import (
     event,
     models,
     partial,
+    raw_record,
     record,
     write_landing,
 )
@@ -140,6 +141,40 @@ def test_a_record_outside_the_years_1_to_9999_is_a_bad_row_and_the_lake_goes_on(
     }
     table, _ = latest_table(spark, fs, lake, MODELS.model("customers"))
     assert [row["id"] for row in table.collect()] == ["1"]
+
+
+def test_a_line_that_is_not_exactly_one_json_object_is_a_bad_row_and_every_line_is_accounted_for(spark, lake):
+    """Spark's reader took the first object of a line and ignored the rest: two records landed without a newline
+    between them were one good record, the second lost. It also wrote NaN as "NaN", and a number a double cannot
+    hold as "Infinity" or 0.0."""
+    two_records = partial(2, H10, 2, {"email": "b"}) + partial(3, H10, 3, {"email": "c"})
+    lines = [
+        partial(1, H10, 1, {"email": "a"}),
+        two_records,
+        partial(4, H10, 4, {"email": "d"}) + " trailing",
+        partial(5, H10, 5, {"email": "e"}) + "]",
+        raw_record(PARTIAL, '{"id": 6, "n": NaN}', "6", H10, 6),
+        raw_record(PARTIAL, '{"id": 7, "n": 1e400}', "7", H10, 7),
+        raw_record(PARTIAL, '{"id": 8, "n": 1.5e-400}', "8", H10, 8),
+        raw_record(PARTIAL, '{"id": 9, "a": 1, "a": 2}', "9", H10, 9),
+        record(PARTIAL, '{"id": 10} {"id": 11}', "10", H10, 10),
+        "",
+    ]
+    write_landing(lake, "landing=malformed", lines)
+    report = ingest_landing(spark, LocalFileSystem(), lake, "landing=malformed", MODELS)
+    assert (report.lines, report.blank_lines, report.changes, report.deletes, report.bad) == (10, 1, 1, 0, 8)
+    assert report.lines == report.blank_lines + report.changes + report.deletes + report.bad + report.ignored
+    assert report.bad_reasons == {"invalid_json": 7, "invalid_value": 1}
+    written = spark.read.parquet(lake.cdc_history("landing=malformed"))
+    assert [(r["__key"], r["__offset"]) for r in written.collect()] == [("1", 1)]
+    bad = {row["line"]: row for row in map(json.loads, _lines_of(Path(lake.cdc_bad("landing=malformed"))))}
+    assert set(bad) == set(lines[1:-1])
+    assert bad[two_records]["reason"] == "invalid_json"
+    assert bad[two_records]["message"] == "the line has text after its JSON object (one record per line)"
+
+
+def _lines_of(folder: Path) -> list[str]:
+    return [line for part in sorted(folder.glob("part-*")) for line in part.read_text().splitlines()]
 
 
 def test_records_of_ignored_topics_are_counted_and_written_nowhere(spark, lake):

@@ -17,6 +17,8 @@ WRAPPER = '{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-
 # The longest schema URI an entity may have (iglu.py), and one character more.
 LONGEST_URI = "iglu:com.acme/" + "n" * 169 + "/jsonschema/1-0-0"
 TOO_LONG_URI = LONGEST_URI.replace("/jsonschema/", "n/jsonschema/")
+# In an entity's data, arrays as deep as a contexts field may nest: 1000 levels, Spark's limit (four above them).
+DEEPEST = "[" * 996 + "]" * 996
 
 # Good lines whose typed fields are all in canonical form, with the corners of each form.
 CANONICAL = [
@@ -50,6 +52,8 @@ CANONICAL = [
     ),
     event_line(contexts=WRAPPER % "[]", derived_contexts=None),
     event_line(contexts=WRAPPER % f'[{{"schema":"{LONGEST_URI}","data":{{}}}}]'),
+    # JSON nested as deep as Spark reads it (the full parser reads each JSON field inside a wrapper of its own).
+    event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"a":{DEEPEST}}}}}]'),
 ]
 
 # Good lines (the full parser accepts them) whose text is not what the shredder writes: the full parser's.
@@ -70,7 +74,6 @@ OTHER_FORMS = [
     event_line(tr_total="0.0e-5"),
     # JSON that only Spark's lenient reader accepts, or that it reads in a way worth no special case.
     event_line(contexts=WRAPPER.replace('"', "'") % f"[{{'schema':'{WEB_PAGE}','data':{{}}}}]"),
-    event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{}}}}]' + " trailing text"),
     event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"a":1}},"data":{{"a":2}}}}]'),
     # A number a double cannot hold where the reader skips it: it never reaches the output.
     event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{}},"x":1e999}}]'),
@@ -111,6 +114,12 @@ BAD = [
     ),
     event_line(event="unstruct", unstruct_event=link_click().replace('"targetUrl"', '"n":1e999,"targetUrl"')),
     event_line(derived_contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"z":0.0}},"x":{{"y":1.5e-400}}}}]'),
+    # Text after the JSON value of a field, which Spark's reader ignored; JSON nested deeper than it reads.
+    *(
+        event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{}}}}]' + junk)
+        for junk in (" trailing text", "}", "]", ',"x":1', "]}", " " + WRAPPER % "[]")
+    ),
+    event_line(contexts=WRAPPER % f'[{{"schema":"{WEB_PAGE}","data":{{"a":[{DEEPEST}]}}}}]'),
 ]
 
 

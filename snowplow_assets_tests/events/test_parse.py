@@ -159,6 +159,7 @@ def _x_event(data: str) -> str:
 
 
 _BEYOND = "a number in an entity's data is out of the range of a double"
+_TEXT_AFTER = "invalid JSON: text after the self-describing JSON"
 INVALID_JSON = [
     (field, text, message, line(event_line(**{field: text})))
     for field, text, message in [
@@ -237,6 +238,13 @@ INVALID_JSON = [
             f'{{"schema":"{_CTX}","data":[{{"schema":"{_X}","data":{{"s":"Infinity"}},"x":[1e999]}}]}}',
             _BEYOND,
         ),
+        # One JSON value per field: Spark's reader took the first and ignored the rest.
+        *(
+            ("contexts", _x_context('{"n":1}') + junk, _TEXT_AFTER)
+            for junk in (" 1e999", " trailing", "}", "]", ',"x":1', "]}", '],"x":1}', _x_context("{}"), " {}")
+        ),
+        ("unstruct_event", _x_event("{}") + "}", _TEXT_AFTER),
+        ("derived_contexts", _x_context("{}") + "]", _TEXT_AFTER),
     ]
 ]
 
@@ -249,7 +257,7 @@ def test_invalid_json_fields_make_the_line_bad(parsed, field, text, message, who
 
 
 # Numbers a double holds, text that only looks like a number beyond its range, and such a number where the
-# reader skips it: data as Spark writes it.
+# reader skips it: data as Spark writes it. White space around the JSON is no text after it.
 GOOD_NUMBERS = [
     (contexts, written, line(event_line(contexts=contexts)))
     for contexts, written in [
@@ -270,7 +278,7 @@ GOOD_NUMBERS = [
     ]
     + [
         (f'{{"schema":"{_CTX}","data":[{{"schema":"{_X}","data":{{"n":1}},"x":[1e999]}}]}}', '{"n":1}'),
-        (f'{{"schema":"{_CTX}","data":[{{"schema":"{_X}","data":{{"n":1}}}}]}} 1e999', '{"n":1}'),
+        ("  " + _x_context('{"n":1}') + " ", '{"n":1}'),
     ]
 ]
 
