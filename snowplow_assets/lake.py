@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 # [0-9], not \d: Python's \d takes every Unicode digit, and `run=٢٠٢٦-…` is no run folder (nor a date).
 _RUN = r"run=[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}"
@@ -24,14 +25,40 @@ def validate_run_folder(name: str) -> str:
     return name
 
 
-EVENT_MANIFEST_FOLDER = re.compile(rf"^({_RUN})\.([0-9a-f]{{16}})$")
+# An entry folder is `run=….<created>.<16 hex>`, `<created>` the UTC second it was made (CREATED_FORMAT), by
+# which compaction tells a folder still being published from an orphan (manifest/lake_event_manifest.py).
+# Folders made before 2026-11-27 are `run=….<16 hex>`, without it, and are still valid.
+_CREATED = r"[0-9]{8}T[0-9]{6}Z"
+CREATED_FORMAT = "%Y%m%dT%H%M%SZ"
+EVENT_MANIFEST_FOLDER = re.compile(rf"^({_RUN})\.(?:({_CREATED})\.)?([0-9a-f]{{16}})$")
 
 
 def validate_event_manifest_folder(name: str) -> str:
-    """Return `name` if it is an event manifest entry folder (`run=….<16 hex>`); raise ValueError otherwise."""
+    """Return `name` if it is an event manifest entry folder (`run=….<created>.<16 hex>`, or `run=….<16 hex>` as
+    made before 2026-11-27); raise ValueError otherwise."""
     if not EVENT_MANIFEST_FOLDER.fullmatch(name):
-        raise ValueError(f"not an event manifest entry folder (expected run=YYYY-MM-DD-hh-mm-ss.<token>): {name!r}")
+        raise ValueError(
+            f"not an event manifest entry folder (expected run=YYYY-MM-DD-hh-mm-ss.YYYYMMDDThhmmssZ.<token>): {name!r}"
+        )
     return name
+
+
+def event_manifest_folder_name(run: str, created: datetime, token: str) -> str:
+    """The name of a new entry folder of `run`'s entries, made at `created` (any time zone; named in UTC)."""
+    stamp = created.astimezone(timezone.utc).strftime(CREATED_FORMAT)
+    return validate_event_manifest_folder(f"{validate_run_folder(run)}.{stamp}.{token}")
+
+
+def event_manifest_folder_created(name: str) -> datetime | None:
+    """When the entry folder `name` was made, as its name says; None for a name without a time (made before
+    2026-11-27), or one whose time is no date (the 30th of February), or no entry folder name at all."""
+    match = EVENT_MANIFEST_FOLDER.fullmatch(name)
+    if match is None or match.group(2) is None:
+        return None
+    try:
+        return datetime.strptime(match.group(2), CREATED_FORMAT).replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
 
 
 # CDC landing folders are named by whoever lands them; the name becomes a partition key and a folder under

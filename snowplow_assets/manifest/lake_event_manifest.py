@@ -3,14 +3,16 @@
 Layout under `event-manifest/` (paths in lake.py):
 
     batches.json                            the index: per batch, its current entry folder, etlTime, ttl
-    entries/run=….<token>/part-*.parquet    one published version of one batch's entries (ENTRY_SCHEMA)
+    entries/run=….<created>.<token>/part-*.parquet
+                                            one published version of one batch's entries (ENTRY_SCHEMA),
+                                            <created> the UTC second its folder was made (20260310T120005Z)
 
 **Publishing.** One Spark pass writes a batch's new entries and its findings into the caller's work folder
 (the shred job's staging); the entries are moved to a fresh entry folder and become current when the index
 is rewritten: one whole-file write, atomic on a local disk and on S3 alike. Only then is the batch's
 previous folder deleted. A rerun of one batch therefore replaces exactly that batch's
 entries, at once, and never touches another batch's. A crash leaves the previous index, whose folders
-all still exist, plus an orphan folder that the next compaction deletes.
+all still exist, plus an orphan folder that a later compaction deletes (see Orphans).
 
 **Serialisation.** A check-and-set here is read, join, write, so two writers at once could both record
 the same pair. Runs that write this manifest are serialised by a tag concurrency limit in dagster.yaml
@@ -23,7 +25,27 @@ in `version`, for the people who read it; the race is decided by the storage's t
 
 **Expiry.** All entries of a batch share its ttl (etlTime + ttl days), so expiry is per batch: reads
 skip expired batches using the index alone, and compaction, at the start of every check-and-set, drops
-them from the index and deletes their folders (and any orphan folder).
+them from the index and deletes their folders.
+
+**Orphans.** Compaction also deletes the entry folders no index names, but only those older than
+`ORPHAN_GRACE` (an hour). A folder the index does not name is either left by a crash between the move and
+the index write, or in flight: another writer has moved its entries there and is about to publish the index
+that names it. Deleted, the second would be published naming a folder that is gone (`verify` then stops every
+check). The two look alike in a listing; only age tells them apart. A folder's age is taken from its name:
+`_publish` names it with the time it makes it, by the manifest's clock, the same on a local disk and on S3 and
+without a request per folder. A check moves its folder and writes the index within seconds, so an hour spares
+every folder in flight, tolerates clocks that disagree by less than that, and still removes a crash's folder
+at the first compaction an hour later. A folder whose time lies ahead of the clock is spared until it is an
+hour old by that clock. The limit: the grace has to outlast a writer's whole publish, from its first move to
+its index write, and a populate moves the folders of all its batches one after another before it writes the
+index; one that took over an hour could lose its first folders to a compaction running at the same time. That
+is the overlap the tag concurrency limit already rules out; `verify` would then name the batches to rebuild.
+Folders named before 2026-11-27 (`run=….<token>`, no time) are as old as the newest of their own listing's
+modification times and those of their files: on S3 the time their files were copied in by the move, on a local
+disk the time the folder last changed (the rename into `entries/` keeps it, which Spark's commit just before
+set). That costs one listing per such orphan, and only until it is an hour old and goes. Anything else under
+`entries/` is judged the same way: this backend wrote it or it was put there by hand, and an hour later it
+goes.
 
 Cost: every check reads the entries of every live batch. That suits the embedded default up to a few
 hundred million entries; beyond that, or with many writers at once, use the DynamoDB backend.
@@ -35,7 +57,7 @@ import json
 import uuid
 from collections.abc import Collection
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from botocore.exceptions import BotoCoreError, ClientError
 from pyspark.errors import AnalysisException
@@ -44,6 +66,8 @@ from pyspark.sql import functions as F
 
 from snowplow_assets.lake import (
     Lake,
+    event_manifest_folder_created,
+    event_manifest_folder_name,
     join_uri,
     validate_event_manifest_folder,
     validate_run_folder,
@@ -68,11 +92,13 @@ from snowplow_assets.manifest.base import (
     utc_now,
 )
 from snowplow_assets.spark import observed_counts, session_conf, single_phase_aggregation, unsorted_partitioned_write
-from snowplow_assets.storage import FileChangedSinceRead, LakeFileSystem
+from snowplow_assets.storage import FileChangedSinceRead, FileEntry, LakeFileSystem
 
 INDEX_FORMAT = 1
 # What the lake's storage raises once it gives up: a local disk, or S3 after its client's own retries.
 STORAGE_ERRORS = (OSError, BotoCoreError, ClientError)
+# How old a folder under entries/ that no index names must be before compaction deletes it (module docstring).
+ORPHAN_GRACE = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -203,11 +229,24 @@ class LakeEventManifest(EventManifest):
         live = index.live(self.now())
         if len(live) != len(index.batches):
             self._publish_index(live, index)
+        # The index named the expired batches' folders: published, never in flight, so they go at once.
+        for run, expired in index.batches.items():
+            if run not in live and expired.folder is not None:
+                self.fs.delete(self.lake.event_manifest_entry_folder(expired.folder))
         current = {b.folder for b in live.values()}
         for entry in self.fs.list_dir(self.lake.event_manifest_entries):
-            if entry.name not in current:
+            if entry.name not in current and self._is_abandoned(entry):
                 self.fs.delete(entry.uri)
         return len(index.batches) - len(live)
+
+    def _is_abandoned(self, entry: FileEntry) -> bool:
+        """Whether `entry`, under entries/ but named by no index, is old enough to be no writer's folder in flight."""
+        created = event_manifest_folder_created(entry.name)
+        if created is not None:
+            made = created.timestamp()
+        else:  # no time in its name: the newest time its listing shows
+            made = max([entry.modified, *(f.modified for f in self.fs.list_files(entry.uri))])
+        return self.now() - made >= ORPHAN_GRACE.total_seconds()
 
     def check_and_set(self, kept: DataFrame, batch: Batch, claim_ids: bool, work: str) -> ManifestCheck:
         spark = kept.sparkSession
@@ -276,7 +315,7 @@ class LakeEventManifest(EventManifest):
         for run, (source, batch) in staged.items():
             folder = None
             if self.fs.exists(source):
-                folder = f"{validate_run_folder(run)}.{uuid.uuid4().hex[:16]}"
+                folder = event_manifest_folder_name(run, self.clock(), uuid.uuid4().hex[:16])
                 self.fs.move(source, self.lake.event_manifest_entry_folder(folder))
             batches[run] = BatchEntries(folder, batch.etl_time, batch.ttl(self.ttl_days), recorded_at)
         self._publish_index(batches, index)

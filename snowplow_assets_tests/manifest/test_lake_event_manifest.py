@@ -1,6 +1,8 @@
 import json
+import os
 import uuid
 from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import boto3
@@ -9,7 +11,7 @@ from botocore.config import Config as BotoConfig
 
 from snowplow_assets.lake import Lake
 from snowplow_assets.manifest.base import Batch, ConcurrentManifestWrite, EventManifestUnavailable
-from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
+from snowplow_assets.manifest.lake_event_manifest import ORPHAN_GRACE, LakeEventManifest
 from snowplow_assets.storage import LakeFileSystem, LocalFileSystem, S3FileSystem
 from snowplow_assets_tests.conftest import write_plan
 from snowplow_assets_tests.manifest.conftest import B1, B2, B3, NOW, MovableClock, s3_error
@@ -46,6 +48,8 @@ def test_expiry_and_orphans_are_compacted_away(manifest):
     write_index(lake, {OLD: batch(OLD, "a" * 16, now - 1), LIVE: batch(LIVE, "b" * 16, now + 1)})
     for folder in (f"{OLD}.{'a' * 16}", f"{LIVE}.{'b' * 16}", f"{LIVE}.{'c' * 16}"):  # the last: a crashed publish
         Path(lake.event_manifest_entry_folder(folder)).mkdir(parents=True)
+    # The crash was long ago. The expired batch's folder goes at once, however new: the index named it.
+    os.utime(lake.event_manifest_entry_folder(f"{LIVE}.{'c' * 16}"), (now - 7200, now - 7200))
 
     assert manifest.expire() == 1
     index = manifest.read_index()
@@ -102,6 +106,14 @@ def s3_lake(moto_server: str) -> tuple[Lake, S3FileSystem]:
     )
 
 
+def lake_on(storage: str, tmp_path: Path, moto_server: str) -> tuple[Lake, LakeFileSystem, AnotherRunWritesFirst]:
+    """A new lake on a local disk or on the moto server, its file system, and a raced one of the same kind."""
+    if storage == "local":
+        return Lake(str(tmp_path / "lake")), LocalFileSystem(), RacedLocalFileSystem()
+    lake, plain = s3_lake(moto_server)
+    return lake, plain, RacedS3FileSystem(plain.client)
+
+
 def an_old_and_a_live_batch(fs: LakeFileSystem, lake: Lake) -> None:
     """Index version 3: OLD, expired, and LIVE, each with an entry folder."""
     now = int(NOW.timestamp())
@@ -116,11 +128,7 @@ def test_compaction_another_run_published_under_fails_and_leaves_that_runs_index
     """The index changes between compaction's read of it and its write: another run records a batch (one
     whose keys were all held: no entry folder). Compaction publishes nothing, and the other batch stays
     recorded; written unconditionally, compaction's index would have dropped it."""
-    if storage == "local":
-        lake, plain, raced = Lake(str(tmp_path / "lake")), LocalFileSystem(), RacedLocalFileSystem()
-    else:
-        lake, plain = s3_lake(moto_server)
-        raced = RacedS3FileSystem(plain.client)
+    lake, plain, raced = lake_on(storage, tmp_path, moto_server)
     an_old_and_a_live_batch(plain, lake)
     other = LakeEventManifest(plain, lake, clock=MovableClock(NOW))
     held = Batch("run=2026-03-09-00-00-00", int(NOW.timestamp()) - 3600)
@@ -138,6 +146,95 @@ def test_compaction_another_run_published_under_fails_and_leaves_that_runs_index
     index = other.read_index()
     assert (sorted(index.batches), index.version) == ([LIVE, held.run], 5)
     assert [e.name for e in plain.list_dir(lake.event_manifest_entries)] == [f"{LIVE}.{'b' * 16}"]
+
+
+def a_live_batch(fs: LakeFileSystem, lake: Lake, now: datetime) -> str:
+    """Index version 3: LIVE, live for ten days after `now`, with an entry folder (named as before 2026-11-27).
+    Returns that folder's name."""
+    ttl = int(now.timestamp()) + 10 * 86400
+    batches = {LIVE: batch(LIVE, "b" * 16, ttl)}
+    fs.write_text(lake.event_manifest_index, json.dumps({"format": 1, "version": 3, "batches": batches}))
+    folder = batches[LIVE]["folder"]
+    fs.write_text(f"{lake.event_manifest_entry_folder(folder)}/part-00000.parquet", "entries")
+    return folder
+
+
+def staged_entries(fs: LakeFileSystem, lake: Lake) -> str:
+    """A work folder holding one batch's entries, as a check leaves it before publishing."""
+    staged = f"{lake.event_manifest}/.work/{uuid.uuid4().hex[:16]}/_out=entries"
+    fs.write_text(f"{staged}/part-00000.parquet", "entries")
+    return staged
+
+
+def entry_folders(fs: LakeFileSystem, lake: Lake) -> list[str]:
+    return [e.name for e in fs.list_dir(lake.event_manifest_entries)]
+
+
+@pytest.mark.parametrize("storage", ["local", "s3"])
+def test_compaction_spares_the_folder_another_run_has_moved_but_not_yet_named_in_the_index(
+    storage, tmp_path, moto_server
+):
+    """Another run compacts between this run's move of its entries into a new folder and its write of the index
+    that names it: the folder is no orphan but in flight. Deleted, the index would name a folder that is gone."""
+    lake, plain, raced = lake_on(storage, tmp_path, moto_server)
+    clock = MovableClock(NOW)
+    live_folder = a_live_batch(plain, lake, NOW)
+    raced.another_run = LakeEventManifest(plain, lake, clock=clock).expire
+
+    publishing = LakeEventManifest(raced, lake, clock=clock)
+    new = Batch("run=2026-03-09-00-00-00", int(NOW.timestamp()) - 3600)
+    publishing._publish({new.run: (staged_entries(plain, lake), new)}, publishing.read_index())
+    assert raced.another_run is None, "the other run compacted before the index was written"
+    publishing.verify()  # every folder the index names is there
+    index = publishing.read_index()
+    assert (sorted(index.batches), index.version) == ([LIVE, new.run], 4)
+    assert entry_folders(plain, lake) == sorted([live_folder, index.batches[new.run].folder])
+
+
+@pytest.mark.parametrize("storage", ["local", "s3"])
+def test_the_folder_of_a_crashed_publish_is_removed_once_older_than_the_grace_period(storage, tmp_path, moto_server):
+    lake, plain, raced = lake_on(storage, tmp_path, moto_server)
+    clock = MovableClock(NOW)
+    live_folder = a_live_batch(plain, lake, NOW)
+
+    def crash() -> None:
+        raise RuntimeError("the run stopped after moving its entries")
+
+    raced.another_run = crash
+    crashing = LakeEventManifest(raced, lake, clock=clock)
+    new = Batch("run=2026-03-09-00-00-00", int(NOW.timestamp()) - 3600)
+    with pytest.raises(RuntimeError, match="stopped after moving"):
+        crashing._publish({new.run: (staged_entries(plain, lake), new)}, crashing.read_index())
+    (orphan,) = set(entry_folders(plain, lake)) - {live_folder}
+    assert orphan.startswith(f"{new.run}.20260310T000000Z."), "named with the time it was made"
+
+    compacting = LakeEventManifest(plain, lake, clock=clock)
+    clock.now = NOW + ORPHAN_GRACE - timedelta(seconds=1)
+    assert compacting.expire() == 0
+    assert entry_folders(plain, lake) == sorted([live_folder, orphan]), "it may still be in flight"
+    clock.now = NOW + ORPHAN_GRACE
+    assert compacting.expire() == 0
+    assert entry_folders(plain, lake) == [live_folder]
+    assert compacting.read_index().version == 3, "the index named no orphan: it is not rewritten"
+
+
+@pytest.mark.parametrize("storage", ["local", "s3"])
+def test_a_folder_named_without_its_time_is_as_old_as_its_newest_file(storage, tmp_path, moto_server):
+    """A folder named as before 2026-11-27, `run=….<token>`, says nothing of its age: its listing does. It is
+    spared for the grace period after its newest file was written (on S3, copied into it by the move)."""
+    lake, plain, _ = lake_on(storage, tmp_path, moto_server)
+    started = datetime.now(timezone.utc)
+    live_folder = a_live_batch(plain, lake, started)
+    unnamed = f"{LIVE}.{'c' * 16}"
+    plain.write_text(f"{lake.event_manifest_entry_folder(unnamed)}/part-00000.parquet", "entries")
+
+    clock = MovableClock(started)
+    compacting = LakeEventManifest(plain, lake, clock=clock)
+    assert compacting.expire() == 0
+    assert entry_folders(plain, lake) == sorted([live_folder, unnamed])
+    clock.now = datetime.now(timezone.utc) + ORPHAN_GRACE + timedelta(seconds=2)
+    assert compacting.expire() == 0
+    assert entry_folders(plain, lake) == [live_folder]
 
 
 @pytest.mark.parametrize("index_before", ["absent", "present"])
