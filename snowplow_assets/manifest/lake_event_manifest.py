@@ -21,7 +21,10 @@ compare-and-swap against the index as read at the start of the check (`write_tex
 conditional PUT, a lock-guarded comparison on a local disk): a writer whose index another writer rewrote,
 created or removed in between publishes nothing and fails with `ConcurrentManifestWrite`; its rerun then
 decides against the new state. Compaction writes the index the same way. The index still counts its writes
-in `version`, for the people who read it; the race is decided by the storage's token alone.
+in `version`, for the people who read it; the race is decided by the storage's token alone. On S3, an index
+write that S3 applied but whose answer was lost fails its own condition when the client retries it; the index
+read back is then this writer's, byte for byte, and the write counts as published (storage/s3.py), not as
+another run's.
 
 **Expiry.** All entries of a batch share its ttl (etlTime + ttl days), so expiry is per batch: reads
 skip expired batches using the index alone, and compaction, at the start of every check-and-set, drops

@@ -136,6 +136,11 @@ class LakeFileSystem(abc.ABC):
         Of writers that read the same version, at most one succeeds. The comparison and the write are one step
         against other conditional writes only: a plain `write_text` of the same file may still land between
         them, so a file written this way is written this way everywhere.
+
+        A write that was applied but whose answer was lost, and that the storage's client then sent again (S3),
+        is not refused by its own success: when the file then holds exactly `text`, the write has succeeded
+        (s3.py). Writers that want the refusal of a same-text write to tell them apart put something of their
+        own in their text.
         """
 
     @abc.abstractmethod

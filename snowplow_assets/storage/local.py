@@ -13,7 +13,9 @@ in place: one deleted while a writer waited on it would let the next writer lock
 beside it. Its dot keeps it out of every reader's data files. A lock is released when its holder exits, a
 crash included. On NFS, Linux emulates `flock` with POSIX locks that the server arbitrates between machines;
 a mount whose locks stay on each machine (some FUSE and SMB mounts) serialises the writers of one machine
-only: run the writers on one machine, or keep the lake on S3.
+only: run the writers on one machine, or keep the lake on S3. A refusal here comes before any write, in the
+same process, with no retry, so unlike on S3 (s3.py) a refused write can never have been this writer's own,
+and nothing is read back.
 """
 
 from __future__ import annotations

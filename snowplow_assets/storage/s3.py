@@ -17,10 +17,19 @@ leftover: it answers HTTP 200 with the keys it failed in `Errors`.
 the object only if it is still that version, and with `If-None-Match: *` creates it only if there is none.
 S3 answers a lost race with 412 PreconditionFailed, with 409 ConditionalRequestConflict while another
 conditional write of the key is under way (the other writer may well win), and with 404 NoSuchKey when the
-object read is gone: each is `FileChangedSinceRead`. The token is the ETag of the object as read. A PUT that
-S3 applied but whose answer was lost (a dropped connection, a 5xx after the write) is retried by the client
-and then fails its own condition: reported lost, though written, which a caller that reads again and decides
-again takes in its stride.
+object read is gone: each is `FileChangedSinceRead`. The token is the ETag of the object as read.
+
+A PUT that S3 applied but whose answer was lost (a connection dropped, a 5xx after the write) is sent again by
+the client's own retries, and that retry fails its own condition: the object is no longer the version read,
+because it is ours. So a lost condition on a PUT the client retried is checked by reading the object back: if
+it holds exactly the bytes written, the write is taken as done. Those bytes are ours, or another writer's that
+are the same to the byte, which leaves the object as this write would have: either way, what the caller
+publishes is there. A PUT refused at its first attempt was not applied, and is refused without a read, so
+writers of the same version are still one winner and the rest refused, even with the same text. The limit:
+another writer that replaced our write between the attempt S3 applied and the retry leaves its own bytes,
+and the write is reported lost although it was applied, and superseded; that is safe, since the caller reads
+again and decides again on what is there. A read back that fails is raised as the error it is: the outcome is
+then unknown, and no refusal is claimed.
 
 **Spark.** A lake URI is handed to Spark with the scheme of the cluster's S3 filesystem: `s3a://` (Hadoop's
 S3A connector, from the hadoop-aws jar) by default, or `s3://` where the cluster provides it (EMRFS on
@@ -187,12 +196,26 @@ class S3FileSystem(LakeFileSystem):
     def write_text_if_unchanged(self, uri: str, text: str, token: str | None) -> None:
         location = parse_s3_uri(uri)
         condition = {"IfNoneMatch": "*"} if token is None else {"IfMatch": token}
+        data = text.encode("utf-8")
         try:
-            self.client.put_object(Bucket=location.bucket, Key=location.key, Body=text.encode("utf-8"), **condition)
+            self.client.put_object(Bucket=location.bucket, Key=location.key, Body=data, **condition)
         except self.client.exceptions.ClientError as error:
-            if error.response.get("Error", {}).get("Code") in _LOST_CONDITIONAL_WRITE:
-                raise FileChangedSinceRead(uri) from error
-            raise
+            if error.response.get("Error", {}).get("Code") not in _LOST_CONDITIONAL_WRITE:
+                raise
+            # Only a retried PUT can have been applied by an earlier attempt whose answer was lost.
+            retried = error.response.get("ResponseMetadata", {}).get("RetryAttempts", 0) > 0
+            if retried and self._holds(location, data):
+                return
+            raise FileChangedSinceRead(uri) from error
+
+    def _holds(self, location: S3Location, data: bytes) -> bool:
+        """Whether the object is there and its bytes are exactly `data`."""
+        try:
+            response = self.client.get_object(Bucket=location.bucket, Key=location.key)
+        except self.client.exceptions.NoSuchKey:
+            return False
+        with response["Body"] as body:
+            return body.read() == data
 
     def delete(self, uri: str) -> None:
         location = parse_s3_uri(uri)

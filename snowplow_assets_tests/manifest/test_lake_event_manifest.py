@@ -15,6 +15,7 @@ from snowplow_assets.manifest.lake_event_manifest import ORPHAN_GRACE, LakeEvent
 from snowplow_assets.storage import LakeFileSystem, LocalFileSystem, S3FileSystem
 from snowplow_assets_tests.conftest import write_plan
 from snowplow_assets_tests.manifest.conftest import B1, B2, B3, NOW, MovableClock, s3_error
+from snowplow_assets_tests.storage.answer_lost import AnswerLostAfterApplying
 
 OLD, LIVE = "run=2025-01-01-00-00-00", "run=2026-03-01-00-00-00"
 
@@ -296,6 +297,21 @@ def test_a_conflict_s3_answers_a_conditional_write_with_is_a_concurrent_write(mo
         LakeEventManifest(S3FileSystem(client), lake, clock=MovableClock(NOW)).expire()
     assert proxy.answered == ["ConditionalRequestConflict"], "not retried: a retry cannot win"
     assert json.loads(direct.read_text(lake.event_manifest_index))["version"] == 3
+
+
+def test_compaction_whose_index_write_s3_applied_but_whose_answer_was_lost_has_published(moto_server):
+    """The connection drops after S3 applied compaction's index; the client's retry fails its own condition.
+    The index is compaction's own: it was published, and no other run wrote at the same time."""
+    lake, fs = s3_lake(moto_server)
+    an_old_and_a_live_batch(fs, lake)
+    lost = AnswerLostAfterApplying()
+    lost.register(fs.client)
+
+    assert LakeEventManifest(fs, lake, clock=MovableClock(NOW)).expire() == 1
+    assert lost.attempts == ["answer lost", 412]
+    index = json.loads(fs.read_text(lake.event_manifest_index))
+    assert (list(index["batches"]), index["version"]) == ([LIVE], 4)
+    assert [e.name for e in fs.list_dir(lake.event_manifest_entries)] == [f"{LIVE}.{'b' * 16}"]
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,9 @@ from botocore.exceptions import ClientError
 
 from snowplow_assets.cdc.batches import BatchManifest, list_batches
 from snowplow_assets.lake import Lake
-from snowplow_assets.storage import DeleteError, S3FileSystem, filesystem_for, path_below
+from snowplow_assets.storage import DeleteError, FileChangedSinceRead, S3FileSystem, filesystem_for, path_below
 from snowplow_assets.storage.s3 import parse_s3_uri, spark_s3_config, spark_s3_uri
+from snowplow_assets_tests.storage.answer_lost import AnswerLostAfterApplying
 from snowplow_assets_tests.storage.conditional_writes import (
     a_create_succeeds_once_and_a_file_deleted_since_it_was_read_has_changed,
     only_the_first_of_two_writers_writes,
@@ -111,6 +112,58 @@ def test_a_conditional_create_succeeds_once_and_an_object_deleted_since_it_was_r
     a_create_succeeds_once_and_a_file_deleted_since_it_was_read_has_changed(
         s3, f"s3://{bucket}/lake/event-manifest/batches.json"
     )
+
+
+def test_a_conditional_put_applied_but_whose_answer_was_lost_has_written(s3, bucket):
+    """The retry of a PUT S3 applied fails its own condition (412): the object holds exactly the text written,
+    so the write succeeded, and is not reported as another writer's."""
+    index = f"s3://{bucket}/lake/event-manifest/batches.json"
+    s3.write_text(index, "read")
+    _, token = s3.read_text_with_token(index)
+    lost = AnswerLostAfterApplying()
+    lost.register(s3.client)
+
+    s3.write_text_if_unchanged(index, "ours", token)
+    assert lost.attempts == ["answer lost", 412], "botocore retried the PUT, which failed its own condition"
+    assert s3.read_text(index) == "ours"
+
+
+def test_a_conditional_create_applied_but_whose_answer_was_lost_has_written(s3, bucket):
+    index = f"s3://{bucket}/lake/event-manifest/batches.json"
+    lost = AnswerLostAfterApplying()
+    lost.register(s3.client)
+
+    s3.write_text_if_unchanged(index, "ours", None)
+    assert lost.attempts == ["answer lost", 412]
+    assert s3.read_text(index) == "ours"
+
+
+def test_a_conditional_put_overwritten_before_its_retry_is_reported_changed(s3, bucket):
+    """Another writer replaces the object between the PUT S3 applied and its retry: what is stored is not what
+    was written, so the write is reported lost. It was applied, and then superseded: a caller that reads again
+    and decides again loses nothing."""
+    index = f"s3://{bucket}/lake/event-manifest/batches.json"
+    s3.write_text(index, "read")
+    _, token = s3.read_text_with_token(index)
+    another = S3FileSystem(boto3.client("s3", endpoint_url=s3.client.meta.endpoint_url, region_name="us-east-1"))
+    lost = AnswerLostAfterApplying(meanwhile=lambda: another.write_text(index, "theirs"))
+    lost.register(s3.client)
+
+    with pytest.raises(FileChangedSinceRead):
+        s3.write_text_if_unchanged(index, "ours", token)
+    assert lost.attempts == ["answer lost", 412]
+    assert s3.read_text(index) == "theirs"
+
+
+def test_a_conditional_put_refused_at_its_first_attempt_lost_even_to_the_same_text(s3, bucket):
+    """Only a retried PUT may have been applied by an earlier attempt: one refused at once was not, and two
+    writers of the same version, even with the same text, are one winner and one refused."""
+    index = f"s3://{bucket}/lake/event-manifest/batches.json"
+    s3.write_text(index, "read")
+    _, token = s3.read_text_with_token(index)
+    s3.write_text_if_unchanged(index, "the same", token)
+    with pytest.raises(FileChangedSinceRead):
+        s3.write_text_if_unchanged(index, "the same", token)
 
 
 def test_move_and_replace_tree(s3, bucket):
