@@ -7,7 +7,10 @@
 **Boundary.** The earliest of the model's latest change timestamp, its latest delete timestamp and now: the
 slowest stream sets it, as in the seed. A stream with no records at all does not hold the boundary back (a
 model without deletes still gets batches), and a model with no records gets none. Boundaries never move
-back: if the streams' maxima fall (landings removed, topics dropped), the previous boundary stays.
+back: if the streams' maxima fall (landings removed, topics dropped), the previous boundary stays. When no
+landing holds records of the model any more but its newest batch still lists landings (they were removed, or
+ingested again without the model's records), the next cut is a full one at the previous boundary, empty;
+after it the model is "no data" again, and its empty batch stays the newest.
 
 **Contents.** A batch at boundary B is the state (order.py) of every record with `__timestamp <= B` of the
 landings it lists (`landings`: name -> ingestion token). It keeps tombstones, unlike the seed's pipe, which
@@ -201,10 +204,16 @@ def plan_batch(
         max((s.max_delete_ms for s in summaries if s.max_delete_ms is not None), default=None),
     ]
     if all(latest is None for latest in streams):
-        return f"{NO_DATA}: no landing holds records of {model.name}"
-    boundary = min([latest for latest in streams if latest is not None] + [now_ms])
-    if previous is not None:
-        boundary = max(boundary, previous.boundary_ms)
+        # No landing holds the model, but its newest batch may still hold records (its landings were removed,
+        # or re-ingested without the model's records): that batch is cut again, empty, at its own boundary, or
+        # the view and the column tests would keep the removed records for good.
+        if previous is None or (not previous.landings and previous.spec == model.digest):
+            return f"{NO_DATA}: no landing holds records of {model.name}"
+        boundary = previous.boundary_ms
+    else:
+        boundary = min([latest for latest in streams if latest is not None] + [now_ms])
+        if previous is not None:
+            boundary = max(boundary, previous.boundary_ms)
     tokens = {name: landing.token for name, landing in landings.items()}
 
     mode, reason = INCREMENTAL, "previous batch plus newer records"

@@ -1,0 +1,54 @@
+"""Edge cases of consolidation found in review: batches, the latest view and column tests at their limits."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from snowplow_assets.cdc.batches import cut_batches, latest_batch
+from snowplow_assets.cdc.column_tests import test_batch as run_column_tests_on
+from snowplow_assets.cdc.history import ingest_landing
+from snowplow_assets.cdc.latest import latest_table
+from snowplow_assets.lake import Lake
+from snowplow_assets.storage import LocalFileSystem
+from snowplow_assets_tests.cdc.builders import models, partial, write_landing
+
+MODELS = models()
+T = 1_772_359_200_000  # 2026-03-01T10:00:00Z
+
+
+def _ingest(spark, lake: Lake, name: str, lines: list[str]) -> None:
+    write_landing(lake, name, lines)
+    ingest_landing(spark, LocalFileSystem(), lake, name, MODELS)
+
+
+def _remove_landing(lake: Lake, name: str) -> None:
+    """What an operator does to take a landing out: its folder, its histories and its summary."""
+    for folder in (lake.cdc_landing(name), lake.cdc_history(name), lake.cdc_deletes(name), lake.cdc_bad(name)):
+        shutil.rmtree(folder, ignore_errors=True)
+    Path(lake.cdc_ingested(name)).unlink()
+
+
+def _latest_keys(spark, lake: Lake) -> list[str]:
+    table, _ = latest_table(spark, LocalFileSystem(), lake, MODELS.model("customers"))
+    return sorted(r["id"] for r in table.collect())
+
+
+def test_removing_every_landing_of_a_model_empties_its_next_batch_and_view(spark, lake):
+    fs = LocalFileSystem()
+    _ingest(spark, lake, "a", [partial(1, T, 0, {"email": None, "state": "gone"})])
+    cut_batches(spark, fs, lake, MODELS, now_ms=T + 1)
+    assert _latest_keys(spark, lake) == ["1"]
+
+    _remove_landing(lake, "a")
+    (result,) = [r for r in cut_batches(spark, fs, lake, MODELS, now_ms=T + 2) if r.model == "customers"]
+    assert result.status == "cut" and "no longer ingested" in result.message
+    batch = latest_batch(fs, lake, "customers")
+    assert (batch.rows, batch.tombstones, batch.landings, batch.boundary_ms) == (0, 0, {}, T)
+    assert _latest_keys(spark, lake) == [], "the removed landing's rows leave the view with the next batch"
+    outcomes = run_column_tests_on(spark, fs, lake, MODELS.model("customers"), batch)
+    assert [o.failing_rows for o in outcomes] == [0, 0, 0], "the tests no longer judge the removed rows"
+
+    # Nothing holds the model any more, and the empty batch says so: later cuts leave it as it is.
+    (result,) = [r for r in cut_batches(spark, fs, lake, MODELS, now_ms=T + 3) if r.model == "customers"]
+    assert result.status == "no data" and result.batch == batch
