@@ -317,7 +317,7 @@ def _cut(
     now_ms: int,
 ) -> list[BatchManifest]:
     reads = {(plan.model.name, landing): window for plan in plans for landing, window in plan.reads.items()}
-    records, files_read = read_records(spark, fs, lake, reads)
+    records, files_read = read_records(spark, fs, lake, reads, ingested)
     changes = reduce_to_state(records, counted=True).persist()
     staging = lake.cdc_staging(uuid.uuid4().hex[:16])
     try:

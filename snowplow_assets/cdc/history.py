@@ -298,28 +298,55 @@ class Window:
         )
 
 
-def record_files(fs: LakeFileSystem, lake: Lake, landing: str, model: str, window: Window) -> list[str]:
-    """The history and delete files of one landing and model whose hour folders overlap the window."""
+class LostHistory(FileNotFoundError):
+    """A landing's summary counts records of a model whose history or delete folder is gone."""
+
+
+def record_files(
+    fs: LakeFileSystem, lake: Lake, landing: str, model: str, window: Window, summary: ModelSummary | None = None
+) -> list[str]:
+    """The history and delete files of one landing and model whose hour folders overlap the window.
+
+    Given the landing's `summary` of the model, a folder it counts records in that holds no hour folder at
+    all raises LostHistory: read as empty, its records would be missing from a batch that then holds the
+    landing, for good, since later cuts read only its newer records.
+    """
     files = []
-    for root in (lake.cdc_history(landing), lake.cdc_deletes(landing)):
-        for hour in fs.list_dir(f"{root}/model={model}"):
-            if hour.is_dir and hour.name.startswith("hour=") and window.holds_hour(hour.name[len("hour=") :]):
+    for root, what in ((lake.cdc_history(landing), HISTORY), (lake.cdc_deletes(landing), DELETES)):
+        hours = [h for h in fs.list_dir(f"{root}/model={model}") if h.is_dir and h.name.startswith("hour=")]
+        counted = 0 if summary is None else summary.changes if what == HISTORY else summary.deletes
+        if counted and not hours:
+            noun = "change" if what == HISTORY else "delete"
+            raise LostHistory(
+                f"landing {landing}: its {what} of {model} ({root}/model={model}) is gone, though its summary "
+                f"counts {counted} {noun}{'s' if counted != 1 else ''}; ingest the landing again "
+                f"(`snowplow-assets process --ingest {landing}`, or its cdc_history partition), or remove it "
+                "with its summary"
+            )
+        for hour in hours:
+            if window.holds_hour(hour.name[len("hour=") :]):
                 files += [f.uri for f in fs.list_files(hour.uri) if is_data_file(f.name)]
     return files
 
 
 def read_records(
-    spark: SparkSession, fs: LakeFileSystem, lake: Lake, reads: dict[tuple[str, str], Window]
+    spark: SparkSession,
+    fs: LakeFileSystem,
+    lake: Lake,
+    reads: dict[tuple[str, str], Window],
+    ingested: dict[str, IngestedLanding] | None = None,
 ) -> tuple[DataFrame, dict[tuple[str, str], int]]:
     """STATE_COLUMNS of every record in `reads` ((model, landing) -> window), and the files read for each.
 
-    Only the hour folders of each window are listed and read; rows are then cut to the exact window.
+    Only the hour folders of each window are listed and read; rows are then cut to the exact window. With
+    the landings' summaries (`ingested`), a landing whose records of a model are gone raises LostHistory.
     """
     files: list[str] = []
     counts: dict[tuple[str, str], int] = {}
     landings_by_window: dict[tuple[str, Window], list[str]] = {}
     for (model, landing), window in sorted(reads.items(), key=lambda item: item[0]):
-        found = record_files(fs, lake, landing, model, window)
+        summary = ingested[landing].models.get(model) if ingested is not None and landing in ingested else None
+        found = record_files(fs, lake, landing, model, window, summary)
         counts[(model, landing)] = len(found)
         if found:
             files += found

@@ -76,7 +76,7 @@ def latest_state(
             window = Window(batch.boundary_ms, None) if held and batch is not None else Window()
             if window.overlaps(landing.models[model.name]):
                 reads[(model.name, name)] = window
-    records, files = read_records(spark, fs, lake, reads)
+    records, files = read_records(spark, fs, lake, reads, ingested)
     changes = reduce_to_state(records)
     held = [batch for batch in batches.values() if batch is not None]
     if held:

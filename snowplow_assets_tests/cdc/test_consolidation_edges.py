@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from snowplow_assets.cdc.batches import cut_batches, latest_batch
 from snowplow_assets.cdc.column_tests import test_batch as run_column_tests_on
 from snowplow_assets.cdc.history import ingest_landing
@@ -52,3 +54,20 @@ def test_removing_every_landing_of_a_model_empties_its_next_batch_and_view(spark
     # Nothing holds the model any more, and the empty batch says so: later cuts leave it as it is.
     (result,) = [r for r in cut_batches(spark, fs, lake, MODELS, now_ms=T + 3) if r.model == "customers"]
     assert result.status == "no data" and result.batch == batch
+
+
+def test_a_landing_whose_history_is_gone_fails_the_cut_and_the_view_instead_of_being_held_without_records(spark, lake):
+    fs = LocalFileSystem()
+    _ingest(spark, lake, "a", [partial(1, T, 0, {"email": "one@x", "state": "active"})])
+    _ingest(spark, lake, "b", [partial(2, T + 1, 0, {"email": "two@x", "state": "active"}), partial(1, T + 2, 1, None)])
+    shutil.rmtree(lake.cdc_history("b"))  # a lifecycle rule, a partial copy: the summary says it holds 1 change
+
+    with pytest.raises(FileNotFoundError, match=r"landing b.*history of customers.*1 change"):
+        cut_batches(spark, fs, lake, MODELS, now_ms=T + 10)
+    assert latest_batch(fs, lake, "customers") is None, "no batch holds landing b without its records"
+    with pytest.raises(FileNotFoundError, match=r"landing b.*history of customers"):
+        _latest_keys(spark, lake)
+
+    ingest_landing(spark, fs, lake, "b", MODELS)  # as the error says: the landing is ingested again
+    cut_batches(spark, fs, lake, MODELS, now_ms=T + 10)
+    assert _latest_keys(spark, lake) == ["2"]
