@@ -8,7 +8,10 @@ of rows that query returns:
 - `accepted_values`: the distinct values not in the list (one failure per value). Nulls pass: dbt's
   `value not in (...)` is not true for a null; add `not_null` to forbid them. dbt quotes the values, and
   the warehouse casts them to the column's type to compare; so here: `1` accepts 1.0 in a DOUBLE column,
-  `true` a true BOOLEAN, and a value that cannot be the column's type accepts nothing.
+  `true` a true BOOLEAN, and a value that cannot be the column's type accepts nothing. In a BIGINT column
+  the values are compared as exact numbers: `2.0` (or `2e0`) accepts 2, `2.5` nothing. A source's float
+  column whose values are all whole is typed BIGINT (columns.py), and its tests' values are written as
+  floats; until 2026-11-27 such a value accepted nothing there, and every row failed.
 A test of a column the model does not have fails, as dbt's query would fail.
 
 All tests of a model run in one Spark job; the rows they count and up to five failing values are kept for
@@ -33,6 +36,7 @@ from snowplow_assets.storage import LakeFileSystem
 
 NOT_NULL, UNIQUE, ACCEPTED_VALUES = "not_null", "unique", "accepted_values"
 SAMPLES = 5
+EXACT = "DECIMAL(38, 18)"  # holds every BIGINT exactly, and the accepted values of a BIGINT column
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,10 @@ def _bad_row(test: ColumnTest, column_type: str) -> str:
         return f"{column} IS NULL"
     if test.test == UNIQUE:
         return "false"
+    if column_type == "BIGINT":
+        # Compared as exact decimals: `1.0` or `1e0` names the whole number 1 (a float column whose values
+        # are all whole is typed BIGINT, JSON parsing keeping no trailing zeros), and `1.5` none.
+        column, column_type = f"CAST({column} AS {EXACT})", EXACT
     accepted = ", ".join(f"try_cast({literal(v)} AS {column_type})" for v in test.values)
     return f"{column} IS NOT NULL AND NOT coalesce(array_contains(filter(array({accepted}), x -> x IS NOT NULL), {column}), false)"
 

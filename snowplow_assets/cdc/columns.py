@@ -13,6 +13,10 @@ ingestion job); a model's types merge those:
 | strings                           | STRING      |
 | objects, arrays, only nulls, or a mix of kinds | STRING (JSON text for objects, arrays and numbers) |
 
+Numbers whose fractions are all zeros (`20.0`, as Debezium writes a float column's whole values) can count as
+integers: JSON parsing keeps no trailing zeros (their text in `__data` is `20`), so a column of them alone is
+BIGINT. column_tests.py compares a BIGINT column's accepted values as exact numbers for that reason.
+
 Columns leave out the key (the model's `id` is the key column) and names the typed table cannot hold:
 empty names, names starting with `__` (bookkeeping columns use that prefix) and names equal but for case
 to a name kept before them in sorted order (Spark resolves columns case-insensitively). Those keys stay in

@@ -13,7 +13,7 @@ from snowplow_assets.cdc.history import ingest_landing
 from snowplow_assets.cdc.latest import latest_table
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
-from snowplow_assets_tests.cdc.builders import models, partial, write_landing
+from snowplow_assets_tests.cdc.builders import models, partial, record, write_landing
 
 MODELS = models()
 T = 1_772_359_200_000  # 2026-03-01T10:00:00Z
@@ -71,3 +71,23 @@ def test_a_landing_whose_history_is_gone_fails_the_cut_and_the_view_instead_of_b
     ingest_landing(spark, fs, lake, "b", MODELS)  # as the error says: the landing is ingested again
     cut_batches(spark, fs, lake, MODELS, now_ms=T + 10)
     assert _latest_keys(spark, lake) == ["2"]
+
+
+def test_accepted_values_written_with_a_fraction_accept_the_whole_numbers_of_an_integer_column(spark, lake):
+    # A source's float column whose values happen to be whole (Debezium writes 20.0) is typed BIGINT: JSON
+    # parsing keeps no trailing zeros. The tests' values are written as the source writes them.
+    rates = models(
+        "models:\n  rates:\n    topics: [{topic: t, contract: partial}]\n"
+        "    tests: {accepted_values: {rate: [1.0, 2.0, 2.5, '4.0e0']}}\n"
+    )
+    lines = [
+        record("t", {"rate": rate}, str(key), T, key)
+        for key, rate in enumerate([1.0, 2.0, 3.0, 4.0, -0.0, 12345678.0], start=1)
+    ]
+    write_landing(lake, "a", lines)
+    fs = LocalFileSystem()
+    ingest_landing(spark, fs, lake, "a", rates)
+    (result,) = cut_batches(spark, fs, lake, rates, now_ms=T + 1)
+    assert result.batch.columns == {"rate": "BIGINT"}
+    (outcome,) = run_column_tests_on(spark, fs, lake, rates.model("rates"), result.batch)
+    assert (outcome.failures, outcome.failing_rows, outcome.samples) == (3, 3, ("0", "12345678", "3"))
