@@ -4,7 +4,8 @@ As in dbt, each test is a query for failing rows and passes when it returns none
 of rows that query returns:
 - `not_null`: the rows whose column is null.
 - `unique`: the non-null values found in more than one row (one failure per value). Nulls are ignored, as
-  dbt's `where <column> is not null` does.
+  dbt's `where <column> is not null` does. Values are grouped as SQL compares them: a DOUBLE's -0.0 is 0.0
+  (until 2026-11-27 the two, grouped by their text, were two values).
 - `accepted_values`: the distinct values not in the list (one failure per value). Nulls pass: dbt's
   `value not in (...)` is not true for a null; add `not_null` to forbid them. dbt quotes the values, and
   the warehouse casts them to the column's type to compare; so here: `1` accepts 1.0 in a DOUBLE column,
@@ -105,6 +106,12 @@ def _bad_row(test: ColumnTest, column_type: str) -> str:
     return f"{column} IS NOT NULL AND NOT coalesce(array_contains(filter(array({accepted}), x -> x IS NOT NULL), {column}), false)"
 
 
+def _as_value(column: str, column_type: str) -> str:
+    """SQL: the column's value, one per SQL equality class, before its text is grouped and shown. A DOUBLE's
+    -0.0 (JSON's `-0e0`) equals 0.0 but its text differs: adding 0.0 makes it 0.0 (IEEE), and nothing else."""
+    return f"({identifier(column)} + 0.0D)" if column_type == "DOUBLE" else identifier(column)
+
+
 def run_column_tests(table: DataFrame, model: ModelSpec, columns: ModelColumns) -> list[TestOutcome]:
     """Run the model's declared tests on `table` (the typed batch: key column, then `columns`)."""
     tests = declared_tests(model)
@@ -121,7 +128,7 @@ def run_column_tests(table: DataFrame, model: ModelSpec, columns: ModelColumns) 
             test = tests[i]
             one = table.selectExpr(
                 f"{i} AS t",
-                f"CAST({identifier(test.column)} AS STRING) AS v",
+                f"CAST({_as_value(test.column, types[test.column])} AS STRING) AS v",
                 f"{_bad_row(test, types[test.column])} AS bad",
             )
             values = one if values is None else values.unionByName(one)

@@ -13,7 +13,7 @@ from snowplow_assets.cdc.history import ingest_landing
 from snowplow_assets.cdc.latest import latest_table
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
-from snowplow_assets_tests.cdc.builders import models, partial, record, write_landing
+from snowplow_assets_tests.cdc.builders import models, partial, raw_record, record, write_landing
 
 MODELS = models()
 T = 1_772_359_200_000  # 2026-03-01T10:00:00Z
@@ -91,3 +91,22 @@ def test_accepted_values_written_with_a_fraction_accept_the_whole_numbers_of_an_
     assert result.batch.columns == {"rate": "BIGINT"}
     (outcome,) = run_column_tests_on(spark, fs, lake, rates.model("rates"), result.batch)
     assert (outcome.failures, outcome.failing_rows, outcome.samples) == (3, 3, ("0", "12345678", "3"))
+
+
+def test_a_negative_zero_and_a_zero_are_one_value_to_unique_and_accepted_values(spark, lake):
+    # -0e0 is a double -0.0, which equals 0.0 in SQL (and in every warehouse's dbt query), though its text differs.
+    zeros = models(
+        "models:\n  zeros:\n    topics: [{topic: t, contract: partial}]\n"
+        "    tests: {unique: [x], accepted_values: {x: [0, 1.5]}}\n"
+    )
+    lines = [
+        raw_record("t", value, str(key), T, key) for key, value in enumerate(['{"x": -0e0}', '{"x": 0}', '{"x": 1.5}'])
+    ]
+    write_landing(lake, "a", lines)
+    fs = LocalFileSystem()
+    ingest_landing(spark, fs, lake, "a", zeros)
+    (result,) = cut_batches(spark, fs, lake, zeros, now_ms=T + 1)
+    assert result.batch.columns == {"x": "DOUBLE"}
+    unique, accepted = run_column_tests_on(spark, fs, lake, zeros.model("zeros"), result.batch)
+    assert (unique.passed, unique.failures, unique.failing_rows, unique.samples) == (False, 1, 2, ("0.0",))
+    assert accepted.passed
