@@ -49,7 +49,8 @@ def test_removing_every_landing_of_a_model_empties_its_next_batch_and_view(spark
     assert (batch.rows, batch.tombstones, batch.landings, batch.boundary_ms) == (0, 0, {}, T)
     assert _latest_keys(spark, lake) == [], "the removed landing's rows leave the view with the next batch"
     outcomes = run_column_tests_on(spark, fs, lake, MODELS.model("customers"), batch)
-    assert [o.failing_rows for o in outcomes] == [0, 0, 0], "the tests no longer judge the removed rows"
+    assert [(o.passed, o.failing_rows) for o in outcomes] == [(True, 0)] * 3, "as for a model never landed"
+    assert {o.message for o in outcomes} == {"no landing holds records of the model"}
 
     # Nothing holds the model any more, and the empty batch says so: later cuts leave it as it is.
     (result,) = [r for r in cut_batches(spark, fs, lake, MODELS, now_ms=T + 3) if r.model == "customers"]
