@@ -3,10 +3,17 @@
 One mechanism for every kind of input folder: enriched run folders (`enriched/run=…`) and CDC landing
 folders (`cdc/landing/<folder>`) differ only in the pattern their names must match.
 
-Readiness rule: a folder is ready when it holds a `_SUCCESS` marker at its top (written last by the job
-that fills it), or when it holds at least one data file and nothing in it has changed for
-`ready_after_seconds`. A folder still being copied in without a marker is therefore picked up only after
-it has been quiet for that long; one without any data file is never ready. What is a data file is decided
+Readiness rule: a folder is ready when it holds at least one data file and either a `_SUCCESS` marker at
+its top that no file in it is newer than (the marker was written last, as the job that fills it writes it),
+or nothing in it has changed for `ready_after_seconds`. A folder still being copied in without a marker is
+therefore picked up only after it has been quiet for that long; one without any data file is never ready,
+a marker alone included. A copy in key order (`aws s3 cp --recursive`, `aws s3 sync`, rclone) writes
+`_SUCCESS` first, since `_` sorts before every lower-case letter: until 2026-11-27 such a marker made the
+folder ready at once, and a tick between the marker and the last part file registered a folder with part
+of its data (or none), which was shredded so and marked Processed. A file newer than the marker now sends
+the folder to the quiet rule (hidden and marker files beside the marker aside, such as Hadoop's
+`._SUCCESS.crc`, which a local disk's writer closes just after it). The limit: S3 lists times to the second, so a part file copied in the
+marker's second does not count as newer, and a tick in that very second may still see part of the copy. What is a data file is decided
 by `storage.data_files`, the rule the jobs read their folders by: a file in a writer's staging folder
 (`_temporary/…`) is not one, so a folder is never ready on files its job would not read.
 
@@ -22,7 +29,7 @@ from collections.abc import Container, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from snowplow_assets.storage import FileEntry, LakeFileSystem, data_files, path_below
+from snowplow_assets.storage import FileEntry, LakeFileSystem, data_files, is_data_file, path_below
 
 SUCCESS_MARKER = "_SUCCESS"
 LISTING_THREADS = 8
@@ -39,15 +46,23 @@ class NewRunFolders:
 def readiness(folder: str, files: Iterable[FileEntry], now: float, ready_after_seconds: float) -> tuple[bool, str]:
     """Whether `folder` is ready, and why, from `files`, its listing (`list_files`)."""
     files = list(files)
-    if any(path_below(folder, f) == SUCCESS_MARKER for f in files):
-        return True, f"{SUCCESS_MARKER} marker present"
     if not data_files(folder, files):
         return False, "no data files yet"
+    marker = next((f for f in files if path_below(folder, f) == SUCCESS_MARKER), None)
+    if marker is not None and all(f.modified <= marker.modified for f in _content(folder, files)):
+        return True, f"{SUCCESS_MARKER} marker present"
     # Every file counts here, staged ones too: a writer still busy in `_temporary/` keeps the folder waiting.
     quiet_for = now - max(f.modified for f in files)
     if quiet_for >= ready_after_seconds:
         return True, f"unchanged for {quiet_for:.0f}s"
     return False, f"changed {quiet_for:.0f}s ago, waiting for {ready_after_seconds}s of quiet"
+
+
+def _content(folder: str, files: list[FileEntry]) -> list[FileEntry]:
+    """What a `_SUCCESS` marker vouches for: every file but the hidden and marker files beside it at the
+    folder's top (Hadoop's `._SUCCESS.crc`, written just after the marker on a local disk). Staged files in a
+    writer's sub-folder (`_temporary/…`) count: a writer still busy there makes the marker premature."""
+    return [f for f in files if "/" in path_below(folder, f) or is_data_file(path_below(folder, f))]
 
 
 def find_new_folders(

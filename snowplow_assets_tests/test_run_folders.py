@@ -131,3 +131,29 @@ def test_scan_moves_its_cursor_over_handled_folders_only(tmp_path):
     after = scan(start_after=names[4], limit=2)
     assert (after.ready, after.listed, after.handled_through, after.more) == ([names[5], names[6]], 3, names[6], True)
     assert scan(start_after=names[7]).handled_through == names[7], "nothing new keeps the cursor where it is"
+
+
+def test_a_marker_written_before_the_data_does_not_make_the_folder_ready(tmp_path):
+    """A copy in key order (`aws s3 cp --recursive`, `aws s3 sync`, rclone) writes `_SUCCESS` first, since `_`
+    sorts before every lower-case letter: the marker then vouches for nothing yet. A folder holding the marker
+    alone, or files newer than it, waits as a folder without a marker would."""
+    fs, folder = LocalFileSystem(), tmp_path / "run=2026-01-01-00-00-00"
+
+    def ready(now: float | None = None) -> tuple[bool, str]:
+        return readiness(str(folder), fs.list_files(str(folder)), now or time.time(), 120)
+
+    make(folder, "_SUCCESS", age=10)
+    assert not ready()[0], "the marker alone, the data still to come"
+    make(folder, "part-00000")
+    assert not ready()[0], "a part file newer than the marker: the copy is still under way"
+    assert ready(time.time() + 121)[0], "quiet for the ready time: ready as any folder is"
+
+    make(tmp_path / "marked-last", "part-00000", age=10)
+    make(tmp_path / "marked-last", "_SUCCESS", age=1)
+    make(tmp_path / "marked-last", "._SUCCESS.crc", ".part-00000.crc")  # Hadoop's checksums, closed after
+    marked = str(tmp_path / "marked-last")
+    assert readiness(marked, fs.list_files(marked), time.time(), 120) == (True, "_SUCCESS marker present")
+
+    make(tmp_path / "only-marker", "_SUCCESS", age=600)
+    only = str(tmp_path / "only-marker")
+    assert not readiness(only, fs.list_files(only), time.time(), 120)[0], "a marker is no data file"

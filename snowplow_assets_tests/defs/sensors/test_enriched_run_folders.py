@@ -149,14 +149,16 @@ LATE = "run=2025-12-31-23-59-00"
 
 @pytest.fixture(scope="module")
 def s3_lake(moto_server) -> str:
-    """1,050 run folders on a moto S3 server: every one marked _SUCCESS but one still being written."""
+    """1,050 run folders on a moto S3 server, each a part file: every one marked _SUCCESS (after its part file)
+    but one still being written."""
     bucket = f"lake-{uuid.uuid4().hex[:12]}"
     client = boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1")
     client.create_bucket(Bucket=bucket)
-    objects = [f"lake/enriched/{name}/_SUCCESS" for i, name in enumerate(FOLDERS) if i != WAITING]
-    objects += [f"lake/enriched/{FOLDERS[WAITING]}/part-00000", "lake/enriched/not-a-run/part-00000"]
+    parts = [f"lake/enriched/{name}/part-00000" for name in FOLDERS] + ["lake/enriched/not-a-run/part-00000"]
+    markers = [f"lake/enriched/{name}/_SUCCESS" for i, name in enumerate(FOLDERS) if i != WAITING]
     with ThreadPoolExecutor(16) as pool:
-        list(pool.map(lambda key: client.put_object(Bucket=bucket, Key=key, Body=b""), objects))
+        for objects in (parts, markers):
+            list(pool.map(lambda key: client.put_object(Bucket=bucket, Key=key, Body=b""), objects))
     return f"s3://{bucket}/lake"
 
 
@@ -191,6 +193,7 @@ def test_on_s3_the_sensor_pages_keeps_a_cursor_and_finds_late_folders(
     client = boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1")
     bucket = s3_lake.removeprefix("s3://").split("/")[0]
     client.put_object(Bucket=bucket, Key=f"lake/enriched/{FOLDERS[WAITING]}/_SUCCESS", Body=b"")
+    client.put_object(Bucket=bucket, Key=f"lake/enriched/{LATE}/part-00000", Body=b"")
     client.put_object(Bucket=bucket, Key=f"lake/enriched/{LATE}/_SUCCESS", Body=b"")
     fourth, cursor = step(third.cursor)  # every third tick lists everything: the late folder is found
     assert [r.partition_key for r in fourth.run_requests] == [LATE, FOLDERS[WAITING]]
