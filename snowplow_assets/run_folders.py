@@ -7,15 +7,26 @@ Readiness rule: a folder is ready when it holds at least one data file and eithe
 its top that no file in it is newer than (the marker was written last, as the job that fills it writes it),
 or nothing in it has changed for `ready_after_seconds`. A folder still being copied in without a marker is
 therefore picked up only after it has been quiet for that long; one without any data file is never ready,
-a marker alone included. A copy in key order (`aws s3 cp --recursive`, `aws s3 sync`, rclone) writes
-`_SUCCESS` first, since `_` sorts before every lower-case letter: until 2026-11-27 such a marker made the
-folder ready at once, and a tick between the marker and the last part file registered a folder with part
-of its data (or none), which was shredded so and marked Processed. A file newer than the marker now sends
-the folder to the quiet rule (hidden and marker files beside the marker aside, such as Hadoop's
-`._SUCCESS.crc`, which a local disk's writer closes just after it). The limit: S3 lists times to the second, so a part file copied in the
-marker's second does not count as newer, and a tick in that very second may still see part of the copy. What is a data file is decided
-by `storage.data_files`, the rule the jobs read their folders by: a file in a writer's staging folder
-(`_temporary/…`) is not one, so a folder is never ready on files its job would not read.
+a marker alone included. What is a data file is decided by `storage.data_files`, the rule the jobs read
+their folders by: a file in a writer's staging folder (`_temporary/…`) is not one, so a folder is never
+ready on files its job would not read.
+
+A copy in key order (`aws s3 cp --recursive`, `aws s3 sync`, rclone) writes `_SUCCESS` first, since `_`
+sorts before every lower-case letter: until 2026-11-27 such a marker made the folder ready at once, and a
+tick between the marker and the last part file registered a folder with part of its data (or none), which
+was shredded so and marked Processed. A file newer than the marker now sends the folder to the quiet rule
+(hidden and marker files beside the marker aside, such as Hadoop's `._SUCCESS.crc`, which a local disk's
+writer closes just after it). The limit: S3 lists times to the second, so a part file copied in the
+marker's second does not count as newer, and a tick in that very second may still see part of the copy.
+
+A folder with a write under way that its listing does not show is not ready either, marker or not: on S3, a
+multipart upload below it not completed nor aborted (`LakeFileSystem.uploads_in_progress`). S3 lists an
+object only once its upload completes, and dates an object uploaded in parts from the upload's start, so
+until 2026-11-27 a copy that had sent one part file and spent longer than the ready time uploading the next
+(`aws s3 cp` sends files of 8 MB and more in parts) left a folder that looked quiet, and it was shredded
+without that file. An upload abandoned without an abort (a copy killed) keeps the folder waiting, and the
+cursor behind it, until it is aborted (`aws s3api abort-multipart-upload`, or a bucket lifecycle rule
+`AbortIncompleteMultipartUpload`) or the folder is skipped: a file that never arrived is no complete folder.
 
 Sensors scan with a cursor (`scan_folders`): folder names sort by time for run folders, and a tick lists
 only what sorts after the last folder it handled. See `scan_folders` for what the cursor passes over and
@@ -148,7 +159,8 @@ def scan_folders(
 def _verdict(fs: LakeFileSystem, folder: FileEntry, now: float, ready_after_seconds: float) -> str:
     files = fs.list_files(folder.uri)
     if readiness(folder.uri, files, now, ready_after_seconds)[0]:
-        return "ready"
+        # Asked only of a folder that looks ready: on S3, one request more (`uploads_in_progress`).
+        return "waiting" if fs.uploads_in_progress(folder.uri) else "ready"
     quiet_for = now - max([folder.modified, *(f.modified for f in files)])
     if not data_files(folder.uri, files) and quiet_for >= ready_after_seconds:
         return "empty"

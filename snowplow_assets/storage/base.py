@@ -109,6 +109,12 @@ class LakeFileSystem(abc.ABC):
     def list_files(self, uri: str) -> list[FileEntry]:
         """Every file below a folder, recursively, sorted by URI."""
 
+    def uploads_in_progress(self, uri: str) -> list[FileEntry]:
+        """Files below a folder that are being written but that `list_files` does not show yet, each with the
+        time its write began as `modified`. None on a local disk, where a file is listed (and its time moves)
+        while it is written; on S3, the multipart uploads not yet completed or aborted (s3.py)."""
+        return []
+
     @abc.abstractmethod
     def exists(self, uri: str) -> bool: ...
 

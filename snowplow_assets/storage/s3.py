@@ -2,7 +2,9 @@
 
 Listing is what sensors pay for, so it is done the way S3 is cheap: one `ListObjectsV2` page per 1,000
 children of a folder, with `Delimiter='/'` so that a folder's contents are never walked to find its
-sub-folders, and `StartAfter` so that a sensor with a cursor lists only what sorts after it.
+sub-folders, and `StartAfter` so that a sensor with a cursor lists only what sorts after it. A folder that
+looks ready costs one `ListMultipartUploads` more (`uploads_in_progress`): a file still being uploaded in
+parts is in no listing of objects, and the one it will be dates from the upload's start.
 
 S3 has no rename: `move` copies every object and then deletes the originals, so it is not atomic, and
 `replace_tree` on S3 leaves a moment in which the target is incomplete. Readers rely on markers instead:
@@ -150,6 +152,28 @@ class S3FileSystem(LakeFileSystem):
             if not obj["Key"].endswith("/")
         ]
         return sorted(found, key=lambda e: e.uri)
+
+    def uploads_in_progress(self, uri: str) -> list[FileEntry]:
+        # S3 lists an object only once its upload completes, and dates an object uploaded in parts from the
+        # upload's start, so a folder whose copy is still sending a large file looks finished, and quiet.
+        location = parse_s3_uri(uri)
+        pages = self.client.get_paginator("list_multipart_uploads").paginate(
+            Bucket=location.bucket, Prefix=location.folder_prefix
+        )
+        return sorted(
+            (
+                FileEntry(
+                    location.uri(upload["Key"]),
+                    upload["Key"].rsplit("/", 1)[-1],
+                    False,
+                    0,
+                    upload["Initiated"].timestamp(),
+                )
+                for page in pages
+                for upload in page.get("Uploads", [])
+            ),
+            key=lambda e: e.uri,
+        )
 
     def exists(self, uri: str) -> bool:
         location = parse_s3_uri(uri)

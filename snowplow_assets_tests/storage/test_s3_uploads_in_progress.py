@@ -1,0 +1,56 @@
+"""A folder on S3 whose copy is still uploading a large file is not ready, however old its other files are."""
+
+import time
+import uuid
+
+import boto3
+import pytest
+
+from snowplow_assets.lake import RUN_FOLDER
+from snowplow_assets.run_folders import scan_folders
+from snowplow_assets.storage import S3FileSystem
+
+
+@pytest.fixture
+def s3(moto_server) -> S3FileSystem:
+    client = boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1")
+    client.create_bucket(Bucket=f"lake-{uuid.uuid4().hex[:12]}")
+    return S3FileSystem(client)
+
+
+def test_a_folder_with_a_multipart_upload_under_way_waits(s3):
+    """S3 lists no object until its upload completes, and dates a multipart upload's object from the upload's
+    start: a copy that has sent one part file and is still uploading the next, for longer than the ready time,
+    left a folder whose newest listed file looked quiet. Its in-progress upload now keeps it waiting."""
+    bucket = s3.client.list_buckets()["Buckets"][-1]["Name"]
+    root, name = f"s3://{bucket}/lake/enriched", "run=2026-01-01-00-00-00"
+    s3.write_text(f"{root}/{name}/part-00000", "x\n")
+    key = f"lake/enriched/{name}/part-00001"
+    upload = s3.client.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
+    s3.client.upload_part(Bucket=bucket, Key=key, UploadId=upload, PartNumber=1, Body=b"y\n")
+    # A neighbour whose key starts like the folder's name has its own uploads, which are not this folder's.
+    other = f"lake/enriched/{name}.tmp/part-00000"
+    s3.client.create_multipart_upload(Bucket=bucket, Key=other)
+
+    def scan(now: float):
+        return scan_folders(s3, root, set(), now, 120, 10, RUN_FOLDER)
+
+    later = time.time() + 600  # the part file on S3 has been quiet for ten minutes
+    assert (scan(later).ready, scan(later).waiting) == ([], [name]), "a part file is still being uploaded"
+    s3.write_text(f"{root}/{name}/_SUCCESS", "")  # a copy in key order may write its marker early
+    assert scan(later).ready == [], "the marker does not vouch for the upload still under way"
+
+    s3.client.complete_multipart_upload(
+        Bucket=bucket,
+        Key=key,
+        UploadId=upload,
+        MultipartUpload={
+            "Parts": [
+                {
+                    "PartNumber": 1,
+                    "ETag": s3.client.list_parts(Bucket=bucket, Key=key, UploadId=upload)["Parts"][0]["ETag"],
+                }
+            ]
+        },
+    )
+    assert scan(later).ready == [name]
