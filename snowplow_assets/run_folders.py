@@ -115,9 +115,12 @@ def scan_folders(
     """Sub-folders of `parent_uri` sorting after `start_after`: the ready ones not yet `registered`, and a cursor.
 
     Only unregistered folders are opened (one listing each, `LISTING_THREADS` at a time, since on S3 each
-    is a round trip) to judge readiness. The cursor, `handled_through`, moves over every folder that is
-    registered, ignored, empty or ready now, and stops before the first folder that is still waiting (so
-    the next scan looks at it again) or where `limit` cut the scan short. A folder that appears later with
+    is a round trip) to judge readiness. The cursor, `handled_through`, moves over every folder whose name
+    fits `pattern` and that is registered, empty or ready now, and stops before the first folder that is
+    still waiting (so the next scan looks at it again) or where `limit` cut the scan short. It never rests
+    on a name that does not fit: run folder names sort by time, and one such as `tmp` or `~old` sorts after
+    every run folder still to come, which scans after it would not see (until 2026-11-27 they waited for
+    the next whole listing). Names that do not fit after the cursor are listed, and logged, again. A folder that appears later with
     a name sorting before the cursor, or an empty folder that is filled later, is not seen by scans that
     start after the cursor: callers rescan from the start (`start_after=None`) now and then, which costs
     one listing page per 1,000 folders plus one listing per unregistered folder.
@@ -143,8 +146,10 @@ def scan_folders(
     for entry in entries:
         name = entry.name
         if not pattern.fullmatch(name):
+            # Never the cursor: a name that does not fit may sort after every run folder to come (`tmp`).
             ignored.append(name)
-        elif name not in registered:
+            continue
+        if name not in registered:
             verdict = verdicts.get(name)
             if verdict is None:  # beyond the limit: not examined this time
                 break

@@ -157,3 +157,32 @@ def test_a_marker_written_before_the_data_does_not_make_the_folder_ready(tmp_pat
     make(tmp_path / "only-marker", "_SUCCESS", age=600)
     only = str(tmp_path / "only-marker")
     assert not readiness(only, fs.list_files(only), time.time(), 120)[0], "a marker is no data file"
+
+
+def test_a_folder_whose_name_does_not_fit_never_carries_the_cursor_past_later_runs(tmp_path):
+    """Run folder names sort by time, and a tick lists what sorts after its cursor. A folder of another name that
+    sorts after every run folder (`tmp`, `staging`, `~old`) once became the cursor, and every run folder that
+    arrived later sorted before it: no tick but the full listing (every 20th) saw them. The cursor now moves
+    over the folders whose names fit the pattern only."""
+    from snowplow_assets.run_folders import scan_folders
+
+    enriched, fs = tmp_path / "enriched", LocalFileSystem()
+    make(enriched / "run=2026-03-01-00-00-00", "part-0", "_SUCCESS")
+    make(enriched / "tmp", "part-0", "_SUCCESS")
+    make(enriched / "~old", "part-0", "_SUCCESS")
+
+    def scan(start_after):
+        return scan_folders(fs, str(enriched), set(), time.time(), 120, 10, RUN_FOLDER, start_after)
+
+    first = scan(None)
+    assert (first.ready, first.ignored) == (["run=2026-03-01-00-00-00"], ["tmp", "~old"])
+    assert first.handled_through == "run=2026-03-01-00-00-00"
+
+    make(enriched / "run=2026-03-01-01-00-00", "part-0", "_SUCCESS")
+    assert scan(first.handled_through).ready == ["run=2026-03-01-01-00-00"]
+    assert scan(None).handled_through == "run=2026-03-01-01-00-00"
+    only_others = tmp_path / "others"
+    make(only_others / "tmp", "part-0")
+    assert scan_folders(fs, str(only_others), set(), time.time(), 120, 10, RUN_FOLDER, "run=x").handled_through == (
+        "run=x"
+    ), "nothing that fits: the cursor stays"
