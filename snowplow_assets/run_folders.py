@@ -28,6 +28,13 @@ without that file. An upload abandoned without an abort (a copy killed) keeps th
 cursor behind it, until it is aborted (`aws s3api abort-multipart-upload`, or a bucket lifecycle rule
 `AbortIncompleteMultipartUpload`) or the folder is skipped: a file that never arrived is no complete folder.
 
+Times are each file's last change (`FileEntry.last_change`): on a local disk the later of its modification
+time and its status change time (ctime). A copy may set the first, never the second: `aws s3 sync` and
+`aws s3 cp` to a disk give each file its object's time, `cp -p` and `rsync -a` keep the source's. Until
+2026-11-27 a folder copied so looked quiet from its first file on, and its `_SUCCESS`, copied first in key
+order but dated last at the source, vouched for it: it was registered with part of its data. The limit:
+the kernel's change times tick every few milliseconds, so a file copied in the marker's tick is not newer.
+
 Sensors scan with a cursor (`scan_folders`): folder names sort by time for run folders, and a tick lists
 only what sorts after the last folder it handled. See `scan_folders` for what the cursor passes over and
 how late folders are found.
@@ -60,10 +67,10 @@ def readiness(folder: str, files: Iterable[FileEntry], now: float, ready_after_s
     if not data_files(folder, files):
         return False, "no data files yet"
     marker = next((f for f in files if path_below(folder, f) == SUCCESS_MARKER), None)
-    if marker is not None and all(f.modified <= marker.modified for f in _content(folder, files)):
+    if marker is not None and all(f.last_change <= marker.last_change for f in _content(folder, files)):
         return True, f"{SUCCESS_MARKER} marker present"
     # Every file counts here, staged ones too: a writer still busy in `_temporary/` keeps the folder waiting.
-    quiet_for = now - max(f.modified for f in files)
+    quiet_for = now - max(f.last_change for f in files)
     if quiet_for >= ready_after_seconds:
         return True, f"unchanged for {quiet_for:.0f}s"
     return False, f"changed {quiet_for:.0f}s ago, waiting for {ready_after_seconds}s of quiet"
@@ -166,7 +173,7 @@ def _verdict(fs: LakeFileSystem, folder: FileEntry, now: float, ready_after_seco
     if readiness(folder.uri, files, now, ready_after_seconds)[0]:
         # Asked only of a folder that looks ready: on S3, one request more (`uploads_in_progress`).
         return "waiting" if fs.uploads_in_progress(folder.uri) else "ready"
-    quiet_for = now - max([folder.modified, *(f.modified for f in files)])
+    quiet_for = now - max([folder.last_change, *(f.last_change for f in files)])
     if not data_files(folder.uri, files) and quiet_for >= ready_after_seconds:
         return "empty"
     return "waiting"

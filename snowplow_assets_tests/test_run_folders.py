@@ -12,6 +12,9 @@ from snowplow_assets.storage import LocalFileSystem
 
 
 def make(folder: Path, *files: str, age: float = 0.0) -> None:
+    """Files dated `age` seconds ago (in the future for a negative age). On a local disk a file's change time
+    (ctime) counts too, and no one can date it back: a file is quiet only at a `now` some time after it was
+    written, which is why the tests below judge folders at a `now` ahead of the clock."""
     folder.mkdir(parents=True, exist_ok=True)
     for name in files:
         path = folder / name
@@ -20,10 +23,10 @@ def make(folder: Path, *files: str, age: float = 0.0) -> None:
 
 
 def test_readiness_rule(tmp_path):
-    fs, now = LocalFileSystem(), time.time()
+    fs, now = LocalFileSystem(), time.time() + 600
     make(tmp_path / "marked", "part-0", "_SUCCESS")
-    make(tmp_path / "quiet", "part-0", age=600)
-    make(tmp_path / "busy", "part-0", age=5)
+    make(tmp_path / "quiet", "part-0")
+    make(tmp_path / "busy", "part-0", age=-595)
     make(tmp_path / "empty")
     make(tmp_path / "only-hidden", ".part-0.crc", age=600)
 
@@ -66,7 +69,8 @@ def test_a_folder_is_not_ready_on_files_its_job_will_not_read(tmp_path, kind, na
 
     # The writer commits: its part file moves into place (an old file: quiet already), then the marker.
     os.rename(staged, folder / "part-00000")
-    assert readiness(str(folder), fs.list_files(str(folder)), time.time(), 120)[1].startswith("unchanged for")
+    later = time.time() + 600
+    assert readiness(str(folder), fs.list_files(str(folder)), later, 120)[1].startswith("unchanged for")
     (folder / "_SUCCESS").touch()
     assert readiness(str(folder), fs.list_files(str(folder)), time.time(), 120) == (True, "_SUCCESS marker present")
     assert found().ready == [name]
@@ -104,7 +108,7 @@ def test_scan_moves_its_cursor_over_handled_folders_only(tmp_path):
     from snowplow_assets.lake import RUN_FOLDER
     from snowplow_assets.run_folders import scan_folders
 
-    enriched, fs = tmp_path / "enriched", LocalFileSystem()
+    enriched, fs, later = tmp_path / "enriched", LocalFileSystem(), time.time() + 600
     names = [f"run=2026-03-01-0{h}-00-00" for h in range(8)]
     make(enriched / names[0], "part-0", "_SUCCESS")  # registered already
     make(enriched / names[1], "part-0", "_SUCCESS")
@@ -112,13 +116,13 @@ def test_scan_moves_its_cursor_over_handled_folders_only(tmp_path):
     os.utime(enriched / names[2], (time.time() - 600, time.time() - 600))
     make(enriched / names[3], "part-0", age=600)  # quiet data: ready
     make(enriched / "not-a-run", "part-0")
-    make(enriched / names[4], "part-0")  # still changing: waiting
+    make(enriched / names[4], "part-0", age=-600)  # still changing: waiting
     make(enriched / names[5], "part-0", "_SUCCESS")
     make(enriched / names[6], "part-0", "_SUCCESS")
     make(enriched / names[7], "part-0", "_SUCCESS")
 
     def scan(start_after=None, limit=10):
-        return scan_folders(fs, str(enriched), {names[0]}, time.time(), 120, limit, RUN_FOLDER, start_after)
+        return scan_folders(fs, str(enriched), {names[0]}, later, 120, limit, RUN_FOLDER, start_after)
 
     everything = scan()
     assert everything.ready == [names[1], names[3], names[5], names[6], names[7]]
@@ -144,11 +148,13 @@ def test_a_marker_written_before_the_data_does_not_make_the_folder_ready(tmp_pat
 
     make(folder, "_SUCCESS", age=10)
     assert not ready()[0], "the marker alone, the data still to come"
+    time.sleep(0.05)  # the kernel's clock for change times ticks every few milliseconds
     make(folder, "part-00000")
     assert not ready()[0], "a part file newer than the marker: the copy is still under way"
     assert ready(time.time() + 121)[0], "quiet for the ready time: ready as any folder is"
 
     make(tmp_path / "marked-last", "part-00000", age=10)
+    time.sleep(0.05)
     make(tmp_path / "marked-last", "_SUCCESS", age=1)
     make(tmp_path / "marked-last", "._SUCCESS.crc", ".part-00000.crc")  # Hadoop's checksums, closed after
     marked = str(tmp_path / "marked-last")
@@ -186,3 +192,32 @@ def test_a_folder_whose_name_does_not_fit_never_carries_the_cursor_past_later_ru
     assert scan_folders(fs, str(only_others), set(), time.time(), 120, 10, RUN_FOLDER, "run=x").handled_through == (
         "run=x"
     ), "nothing that fits: the cursor stays"
+
+
+def test_on_a_local_disk_a_copy_that_keeps_the_files_times_is_not_taken_for_a_quiet_folder(tmp_path):
+    """`aws s3 sync` and `aws s3 cp` to a disk set each file's time to its object's, and `cp -p`, `rsync -a` keep
+    the source's: a folder copied so has old times from its first file on, and its `_SUCCESS` (copied first, in
+    key order) is the newest of them. Either rule took such a folder for complete while the copy ran. A file's
+    status change time, which no copy can set, now counts as a change too."""
+    fs, folder = LocalFileSystem(), tmp_path / "run=2026-01-01-00-00-00"
+    source_time = time.time() - 86400
+
+    def copy(name: str, age: float) -> None:
+        folder.mkdir(exist_ok=True)
+        (folder / name).write_text("x\n")
+        os.utime(folder / name, (source_time - age, source_time - age))
+        time.sleep(0.05)  # the kernel's clock for change times ticks every few milliseconds
+
+    def ready(after: float = 120, now: float | None = None) -> bool:
+        return readiness(str(folder), fs.list_files(str(folder)), now or time.time(), after)[0]
+
+    copy("part-00000", age=60)
+    assert not ready(), "a part file just copied, however old its time"
+    copy("_SUCCESS", age=0)  # the source's marker, written after its part files
+    assert ready(), "the marker came after the part file, as at the source"
+
+    folder = tmp_path / "run=2026-01-01-01-00-00"
+    copy("_SUCCESS", age=0)  # a copy in key order
+    copy("part-00000", age=60)
+    assert not ready(), "the marker came first: the copy may still be under way"
+    assert ready(now=time.time() + 121), "quiet since the last file came"

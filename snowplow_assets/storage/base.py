@@ -15,6 +15,15 @@ class FileEntry:
     is_dir: bool
     size: int = 0
     modified: float = 0.0  # epoch seconds; for a folder listed without its files, 0
+    # Epoch seconds of the last change of the file or its metadata where the storage keeps one apart from
+    # `modified`, which a writer can set (a local disk's ctime: `cp -p`, `rsync -a` and `aws s3 sync` copy
+    # files with their source's times); else None. See `last_change`.
+    changed: float | None = None
+
+    @property
+    def last_change(self) -> float:
+        """When the entry last changed, as far as its storage can tell: the later of `modified` and `changed`."""
+        return self.modified if self.changed is None else max(self.modified, self.changed)
 
 
 def listing_order(entry: FileEntry) -> str:

@@ -140,7 +140,7 @@ def _entry(e: os.DirEntry) -> FileEntry | None:
         stat = e.stat()
     except FileNotFoundError:
         return None
-    return FileEntry(e.path, e.name, is_dir, 0 if is_dir else stat.st_size, stat.st_mtime)
+    return FileEntry(e.path, e.name, is_dir, 0 if is_dir else stat.st_size, stat.st_mtime, stat.st_ctime)
 
 
 def _file_entry(path: str, name: str) -> FileEntry | None:
@@ -148,4 +148,4 @@ def _file_entry(path: str, name: str) -> FileEntry | None:
         stat = os.stat(path)
     except FileNotFoundError:
         return None
-    return FileEntry(path, name, False, stat.st_size, stat.st_mtime)
+    return FileEntry(path, name, False, stat.st_size, stat.st_mtime, stat.st_ctime)

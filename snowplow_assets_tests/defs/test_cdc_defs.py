@@ -88,10 +88,12 @@ def test_a_broken_models_file_stops_the_code_location_with_the_reason(lake, monk
 
 def test_sensor_registers_ready_landings_without_starting_spark(lake, monkeypatch):
     monkeypatch.setattr(SparkSession.Builder, "getOrCreate", lambda builder: pytest.fail("Spark was started"))
+    monkeypatch.setenv("SNOWPLOW_READY_AFTER_SECONDS", "1")
     write_landing(lake, "landing=a", [partial(1, 1, 0, {})])
-    quiet = write_landing(lake, "landing=b", [partial(2, 2, 0, {})], marker=False)
-    os.utime(quiet / "part-00000.json", (time.time() - 3600, time.time() - 3600))
-    write_landing(lake, "landing=busy", [partial(3, 3, 0, {})], marker=False)
+    write_landing(lake, "landing=b", [partial(2, 2, 0, {})], marker=False)
+    time.sleep(1.1)  # landing=b is quiet: a file's change time (ctime) counts, and none can be dated back
+    busy = write_landing(lake, "landing=busy", [partial(3, 3, 0, {})], marker=False)
+    os.utime(busy / "part-00000.json", (time.time() + 3600, time.time() + 3600))  # changing, however slow the tick
     (Path(lake.cdc_landings) / "not ok").mkdir()
     (Path(lake.cdc_landings) / "not ok" / "_SUCCESS").touch()
     with dg.instance_for_test() as instance:

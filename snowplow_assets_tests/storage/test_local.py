@@ -152,8 +152,9 @@ def test_a_file_gone_between_listing_and_stat_is_not_listed(tmp_path):
     assert _entry(scanned["_temporary"]) is None, "a folder renamed since the scan"
     assert _entry(scanned["part-1"]) is None, "a file renamed since the scan"
     assert _file_entry(str(folder / "_temporary" / "part-0"), "part-0") is None
+    stat = (folder / "part-0").stat()
     assert _file_entry(str(folder / "part-0"), "part-0") == FileEntry(
-        str(folder / "part-0"), "part-0", False, 1, (folder / "part-0").stat().st_mtime
+        str(folder / "part-0"), "part-0", False, 1, stat.st_mtime, stat.st_ctime
     )
     fs = LocalFileSystem()
     assert [e.name for e in fs.list_dir(str(folder))] == ["_committed", "part-0", "part-9"]
