@@ -18,7 +18,9 @@
    lets the new run through. Asking again for an item whose every run was deleted reuses its key, which no
    remaining run holds.
 
-The cursor is JSON: `after` (the last folder name that needs nothing more) and `ticks`.
+The cursor is JSON: `after` (the last folder name that needs nothing more) and `ticks`. A cursor set by hand
+or left by another version that is not such a JSON object, or whose `after` names no folder of the kind, is
+logged and replaced by a new one, whose tick lists everything (`FolderSensorCursor.read`).
 """
 
 import json
@@ -46,13 +48,43 @@ class FolderSensorCursor:
 
     @classmethod
     def parse(cls, text: str | None) -> "FolderSensorCursor":
+        """The cursor `text` holds, a new one for none; `UnreadableCursor` for a text this sensor never writes."""
         if not text:
             return cls()
-        data = json.loads(text)
-        return cls(data.get("after"), int(data.get("ticks", 0)))
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise UnreadableCursor(text)
+        after, ticks = data.get("after"), data.get("ticks", 0)
+        if not (after is None or isinstance(after, str)) or type(ticks) is not int or ticks < 0:
+            raise UnreadableCursor(text)
+        return cls(after, ticks)
+
+    @classmethod
+    def read(cls, text: str | None, kind: ItemKind) -> tuple["FolderSensorCursor", str | None]:
+        """The cursor to go on from, and why `text` was not taken as it is, if it was not.
+
+        A cursor can be set by hand (`dagster sensor cursor --set`, the UI) or left by another version: until
+        2026-11-27 a text that was no such JSON object failed every tick, for good. Such a text, or an `after`
+        that names no item of `kind` (a version before 2026-11-27 let a name such as `tmp` become the cursor,
+        hiding every run folder that sorts before it), starts over with a whole listing."""
+        try:
+            cursor = cls.parse(text)
+        except UnreadableCursor:
+            return cls(), f"cursor {text!r} is not one this sensor writes; listing everything"
+        if cursor.after is not None and not kind.pattern.fullmatch(cursor.after):
+            return cls(), f"cursor {text!r} names no {kind.prefix} folder; listing everything"
+        return cursor, None
 
     def dump(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
+
+
+class UnreadableCursor(ValueError):
+    def __init__(self, text: str) -> None:
+        super().__init__(f"not a folder sensor cursor: {text!r}")
 
 
 def evaluate_folder_sensor(
@@ -63,7 +95,9 @@ def evaluate_folder_sensor(
     parent_uri: str,
     settings: Settings,
 ) -> dg.SensorResult:
-    cursor = FolderSensorCursor.parse(context.cursor)
+    cursor, unread = FolderSensorCursor.read(context.cursor, kind)
+    if unread:
+        context.log.warning(unread)
     instance = context.instance
     full = cursor.ticks % settings.sensor_full_list_every == 0
     registered = set(instance.get_dynamic_partitions(kind.partitions_def))
