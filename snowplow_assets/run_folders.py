@@ -107,6 +107,16 @@ class FolderScan:
     more: bool  # the scan stopped at `limit` ready folders; more may follow
     handled_through: str | None  # the cursor: every folder up to this name needs nothing more
     listed: int  # folders the listing returned
+    registered: int = 0  # of them, folders registered already (not opened)
+    unexamined: int = 0  # of them, unregistered folders after where `limit` stopped the scan, left for later
+
+    def summary(self) -> str:
+        """Where every listed folder went, in counts that add up to `listed`."""
+        return (
+            f"{self.listed} folders: {len(self.ready)} new and ready, {len(self.waiting)} not ready yet, "
+            f"{len(self.empty)} without data files, {len(self.ignored)} whose names do not fit, "
+            f"{self.registered} registered already, {self.unexamined} left for the next ticks"
+        )
 
 
 def scan_folders(
@@ -149,23 +159,28 @@ def scan_folders(
     ignored: list[str] = []
     empty: list[str] = []
     handled_through = start_after
-    blocked = False  # a waiting folder holds the cursor back
+    blocked = False  # a waiting folder, or the first one beyond the limit, holds the cursor back
+    known = unexamined = 0
     for entry in entries:
         name = entry.name
         if not pattern.fullmatch(name):
             # Never the cursor: a name that does not fit may sort after every run folder to come (`tmp`).
             ignored.append(name)
             continue
-        if name not in registered:
+        if name in registered:
+            known += 1
+        else:
             verdict = verdicts.get(name)
             if verdict is None:  # beyond the limit: not examined this time
-                break
+                unexamined += 1
+                blocked = True
+                continue
             {"ready": ready, "waiting": waiting, "empty": empty}[verdict].append(name)
             blocked = blocked or verdict == "waiting"
         if not blocked:
             handled_through = name
     more = position < len(todo)
-    return FolderScan(ready, waiting, ignored, empty, more, handled_through, len(entries))
+    return FolderScan(ready, waiting, ignored, empty, more, handled_through, len(entries), known, unexamined)
 
 
 def _verdict(fs: LakeFileSystem, folder: FileEntry, now: float, ready_after_seconds: float) -> str:

@@ -221,3 +221,23 @@ def test_on_a_local_disk_a_copy_that_keeps_the_files_times_is_not_taken_for_a_qu
     copy("part-00000", age=60)
     assert not ready(), "the marker came first: the copy may still be under way"
     assert ready(now=time.time() + 121), "quiet since the last file came"
+
+
+def test_a_scan_accounts_for_every_folder_it_listed(tmp_path):
+    """The sensor's log line says where each listed folder went. It once said how many were listed and how many
+    were new and ready, and nothing of the registered ones, of those whose names do not fit beyond where the
+    chunk stopped, or of the new ones left for the next ticks: 1,051 listed, 500 ready, and 551 unexplained."""
+    from snowplow_assets.run_folders import scan_folders
+
+    enriched, fs = tmp_path / "enriched", LocalFileSystem()
+    names = [f"run=2026-03-01-0{h}-00-00" for h in range(6)]
+    for name in names:
+        make(enriched / name, "part-0", "_SUCCESS")
+    make(enriched / "zz-not-a-run", "part-0")
+    scan = scan_folders(fs, str(enriched), {names[0], names[4]}, time.time(), 120, 2, RUN_FOLDER)
+    assert scan.ready == names[1:3] and scan.handled_through == names[2] and scan.more
+    assert (scan.registered, scan.unexamined, scan.ignored, scan.listed) == (2, 2, ["zz-not-a-run"], 7)
+    assert scan.summary() == (
+        "7 folders: 2 new and ready, 0 not ready yet, 0 without data files, 1 whose names do not fit, "
+        "2 registered already, 2 left for the next ticks"
+    )

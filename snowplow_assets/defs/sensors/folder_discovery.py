@@ -116,8 +116,9 @@ def evaluate_folder_sensor(
     runs = list({run.name: run for run in [*new.startable, *waiting]}.values())
 
     context.log.info(
-        f"{'listed all' if full else 'listed after ' + repr(cursor.after)}: {scan.listed} folders, "
-        f"{len(scan.ready)} new and ready, {len(waiting)} registered waiting for a run, {len(runs)} runs requested"
+        f"{'listed all' if full else 'listed after ' + repr(cursor.after)}: {scan.summary()}; "
+        f"{len(waiting)} registered waiting for a run; {len(runs)} runs requested, "
+        f"{len(new.refused)} new folders refused"
     )
     if scan.ignored:
         context.log.warning(f"ignoring {len(scan.ignored)} folders whose names do not fit: {shown(scan.ignored)}")
