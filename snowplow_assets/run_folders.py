@@ -27,6 +27,7 @@ until 2026-11-27 a copy that had sent one part file and spent longer than the re
 without that file. An upload abandoned without an abort (a copy killed) keeps the folder waiting, and the
 cursor behind it, until it is aborted (`aws s3api abort-multipart-upload`, or a bucket lifecycle rule
 `AbortIncompleteMultipartUpload`) or the folder is skipped: a file that never arrived is no complete folder.
+Such an upload also keeps a folder without data files waiting rather than empty, which the cursor would pass.
 
 Times are each file's last change (`FileEntry.last_change`): on a local disk the later of its modification
 time and its status change time (ctime). A copy may set the first, never the second: `aws s3 sync` and
@@ -190,5 +191,6 @@ def _verdict(fs: LakeFileSystem, folder: FileEntry, now: float, ready_after_seco
         return "waiting" if fs.uploads_in_progress(folder.uri) else "ready"
     quiet_for = now - max([folder.last_change, *(f.last_change for f in files)])
     if not data_files(folder.uri, files) and quiet_for >= ready_after_seconds:
-        return "empty"
+        # Not if its first file is still being uploaded: "empty" lets the cursor pass the folder.
+        return "waiting" if fs.uploads_in_progress(folder.uri) else "empty"
     return "waiting"

@@ -54,3 +54,18 @@ def test_a_folder_with_a_multipart_upload_under_way_waits(s3):
         },
     )
     assert scan(later).ready == [name]
+
+
+def test_a_folder_whose_first_file_is_still_uploading_waits_and_holds_the_cursor(s3):
+    """Its upload not complete, the folder's only file is in no listing of objects, so the folder looked empty
+    (a prefix on S3 has no time of its own) and the cursor passed it: the next whole listing, 20 ticks later by
+    default, was the first to look at it again."""
+    bucket = s3.client.list_buckets()["Buckets"][-1]["Name"]
+    root, name = f"s3://{bucket}/lake/enriched", "run=2026-01-01-00-00-00"
+    key = f"lake/enriched/{name}/_temporary/part-00000"  # a prefix needs a key: a writer's staged one, here
+    s3.client.create_multipart_upload(Bucket=bucket, Key=f"lake/enriched/{name}/part-00000")
+    s3.client.put_object(Bucket=bucket, Key=key, Body=b"")
+    s3.write_text(f"{root}/run=2026-01-01-01-00-00/part-00000", "x\n")
+    scan = scan_folders(s3, root, set(), time.time() + 600, 120, 10, RUN_FOLDER)
+    assert (scan.empty, scan.waiting) == ([], [name])
+    assert scan.handled_through is None, "the cursor waits before it"
