@@ -48,6 +48,7 @@ from collections.abc import Container, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from snowplow_assets.shown import shown
 from snowplow_assets.storage import FileEntry, LakeFileSystem, data_files, is_data_file, path_below
 
 SUCCESS_MARKER = "_SUCCESS"
@@ -75,6 +76,23 @@ def readiness(folder: str, files: Iterable[FileEntry], now: float, ready_after_s
     if quiet_for >= ready_after_seconds:
         return True, f"unchanged for {quiet_for:.0f}s"
     return False, f"changed {quiet_for:.0f}s ago, waiting for {ready_after_seconds}s of quiet"
+
+
+def still_being_written(fs: LakeFileSystem, folder: str, now: float, ready_after_seconds: float) -> str | None:
+    """Why the folder `folder` is not ready now although it holds data files or an upload under way, or None.
+
+    For a run about to read a folder that a sensor found ready earlier: the run may start hours later, and
+    by then the folder may be written again (deleted and landed again under its name, or a copy under way
+    that a tick took for complete). A folder without data files and uploads is not this function's business
+    (None): its job reads it as empty, and says so."""
+    uploads = fs.uploads_in_progress(folder)
+    if uploads:
+        return f"{len(uploads)} file(s) still being uploaded: {shown([path_below(folder, u) for u in uploads])}"
+    files = fs.list_files(folder)
+    if not data_files(folder, files):
+        return None
+    ready, why = readiness(folder, files, now, ready_after_seconds)
+    return None if ready else why
 
 
 def _content(folder: str, files: list[FileEntry]) -> list[FileEntry]:

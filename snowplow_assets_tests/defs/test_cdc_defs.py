@@ -106,3 +106,24 @@ def test_sensor_registers_ready_landings_without_starting_spark(lake, monkeypatc
     )
     [request] = result.dynamic_partitions_requests
     assert request.partitions_def_name == "cdc_landings" and list(request.partition_keys) == ["landing=a", "landing=b"]
+
+
+def test_a_landing_written_again_after_it_was_found_ready_fails_its_run_before_spark(
+    cdc_definitions, lake, monkeypatch
+):
+    """Found ready when registered, read when its run starts: a landing being written again by then (landed
+    again under its name by a copy that writes its marker first) fails its run, naming why, without Spark."""
+    monkeypatch.setattr(SparkSession.Builder, "getOrCreate", lambda builder: pytest.fail("Spark was started"))
+    folder = Path(lake.cdc_landing("landing=a"))
+    folder.mkdir(parents=True)
+    (folder / "_SUCCESS").touch()
+    time.sleep(0.05)
+    (folder / "part-00000.json").write_text(partial(1, 1, 0, {}) + "\n", encoding="utf-8")
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("cdc_landings", ["landing=a"])
+        result = cdc_definitions.resolve_job_def("cdc_ingest_landing").execute_in_process(
+            partition_key="landing=a", instance=instance, raise_on_error=False
+        )
+    assert not result.success
+    [failure] = [e for e in result.all_events if e.is_step_failure]
+    assert "landing=a is not ready: changed" in failure.step_failure_data.error.message

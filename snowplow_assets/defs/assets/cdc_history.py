@@ -1,3 +1,4 @@
+import time
 from collections.abc import Iterator
 
 import dagster as dg
@@ -7,6 +8,8 @@ from snowplow_assets.cdc.history import IngestedLanding, ingest_landing
 from snowplow_assets.defs.assets.metadata_table import metadata_table
 from snowplow_assets.defs.partitions import cdc_landings
 from snowplow_assets.defs.resources import CdcResource, LakeResource
+from snowplow_assets.run_folders import still_being_written
+from snowplow_assets.settings import Settings
 
 CDC_HISTORY = dg.AssetKey("cdc_history")
 CDC_DELETES = dg.AssetKey("cdc_deletes")
@@ -52,7 +55,16 @@ def cdc_ingest(
     context: dg.AssetExecutionContext, lake: LakeResource, spark: LazyPySparkResource, cdc: CdcResource
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     landing = context.partition_key
-    ingested = ingest_landing(spark.spark_session, lake.filesystem(), lake.lake, landing, cdc.models())
+    fs = lake.filesystem()
+    folder = lake.lake.cdc_landing(landing)
+    # Found ready when it was registered; the run may start much later, the landing written again since.
+    if why := still_being_written(fs, folder, time.time(), Settings().ready_after_seconds):
+        raise dg.Failure(
+            f"landing {landing} is not ready: {why}. It is being written again since it was found ready "
+            "(landed again under its name, or a copy still under way): resolve it once it is complete",
+            metadata={"path": folder, "landing": landing},
+        )
+    ingested = ingest_landing(spark.spark_session, fs, lake.lake, landing, cdc.models())
     context.log.info(
         f"{landing}: {ingested.lines} lines, {ingested.changes} changes, {ingested.deletes} deletes, "
         f"{ingested.bad} bad, {ingested.ignored} ignored, {ingested.blank_lines} blank"

@@ -53,6 +53,7 @@ def backfilled(tmp_path_factory, spark) -> Backfilled:
         write_run_folder(lake, name, lines)
     broken = write_run_folder(lake, BROKEN, [NEW_EVENT], compress=True)
     (broken / "part-00000.gz").write_bytes((broken / "part-00000.gz").read_bytes()[:30])
+    (broken / "_SUCCESS").touch()  # written last, as a writer does: the folder is ready, its file broken
     write_run_folder(lake, LATER, [NEW_EVENT])
     spark_starts: list[object] = []
     original = SparkSession.Builder.getOrCreate
