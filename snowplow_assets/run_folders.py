@@ -156,10 +156,12 @@ def scan_folders(
     still waiting (so the next scan looks at it again) or where `limit` cut the scan short. It never rests
     on a name that does not fit: run folder names sort by time, and one such as `tmp` or `~old` sorts after
     every run folder still to come, which scans after it would not see (until 2026-11-27 they waited for
-    the next whole listing). Names that do not fit after the cursor are listed, and logged, again. A folder that appears later with
-    a name sorting before the cursor, or an empty folder that is filled later, is not seen by scans that
-    start after the cursor: callers rescan from the start (`start_after=None`) now and then, which costs
-    one listing page per 1,000 folders plus one listing per unregistered folder.
+    the next whole listing). Names that do not fit after the cursor are listed, and logged, again.
+
+    A folder that appears later with a name sorting before the cursor, or an empty folder that is filled
+    later, is not seen by scans that start after the cursor: callers rescan from the start
+    (`start_after=None`) now and then, which costs one listing page per 1,000 folders plus one listing per
+    unregistered folder.
     """
     entries = [e for e in fs.list_dir(parent_uri, start_after=start_after) if e.is_dir]
     todo = [e for e in entries if pattern.fullmatch(e.name) and e.name not in registered]
