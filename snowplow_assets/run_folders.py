@@ -27,7 +27,11 @@ until 2026-11-27 a copy that had sent one part file and spent longer than the re
 without that file. An upload abandoned without an abort (a copy killed) keeps the folder waiting, and the
 cursor behind it, until it is aborted (`aws s3api abort-multipart-upload`, or a bucket lifecycle rule
 `AbortIncompleteMultipartUpload`) or the folder is skipped: a file that never arrived is no complete folder.
-Such an upload also keeps a folder without data files waiting rather than empty, which the cursor would pass.
+Such an upload also keeps a folder without data files waiting rather than empty, which the cursor would pass,
+and so does an S3 folder without any file (the console's "Create folder" writes a key `run=…/` alone), which
+has no time of its own: until 2026-11-27 it passed as empty and quiet, and the files uploaded into it a moment
+later waited for the next whole listing. Left unfilled, it holds the cursor (the ticks list from before it)
+and is logged as not ready until it is filled or removed.
 
 Times are each file's last change (`FileEntry.last_change`): on a local disk the later of its modification
 time and its status change time (ctime). A copy may set the first, never the second: `aws s3 sync` and
@@ -209,6 +213,10 @@ def _verdict(fs: LakeFileSystem, folder: FileEntry, now: float, ready_after_seco
     if readiness(folder.uri, files, now, ready_after_seconds)[0]:
         # Asked only of a folder that looks ready: on S3, one request more (`uploads_in_progress`).
         return "waiting" if fs.uploads_in_progress(folder.uri) else "ready"
+    if not files and not folder.last_change:
+        # No file, and no time of its own (a prefix on S3: the console's "Create folder" key `run=…/` alone):
+        # waiting for its files, not empty since 1970, which the cursor would pass.
+        return "waiting"
     quiet_for = now - max([folder.last_change, *(f.last_change for f in files)])
     if not data_files(folder.uri, files) and quiet_for >= ready_after_seconds:
         # Not if its first file is still being uploaded: "empty" lets the cursor pass the folder.

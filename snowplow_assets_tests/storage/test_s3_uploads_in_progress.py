@@ -1,4 +1,4 @@
-"""A folder on S3 whose copy is still uploading a large file is not ready, however old its other files are."""
+"""Folders on S3 whose files are not all listed yet: uploads under way, a folder made in the console."""
 
 import time
 import uuid
@@ -69,3 +69,18 @@ def test_a_folder_whose_first_file_is_still_uploading_waits_and_holds_the_cursor
     scan = scan_folders(s3, root, set(), time.time() + 600, 120, 10, RUN_FOLDER)
     assert (scan.empty, scan.waiting) == ([], [name])
     assert scan.handled_through is None, "the cursor waits before it"
+
+
+def test_a_folder_made_in_the_console_waits_for_its_files_and_holds_the_cursor(s3):
+    """The S3 console's "Create folder" writes a key `run=…/` and nothing else: a prefix has no time of its own,
+    so the folder looked empty and quiet since 1970, the cursor passed it, and the files uploaded into it a
+    moment later waited for the next whole listing (20 ticks by default)."""
+    bucket = s3.client.list_buckets()["Buckets"][-1]["Name"]
+    root, name = f"s3://{bucket}/lake/enriched", "run=2026-01-01-00-00-00"
+    s3.client.put_object(Bucket=bucket, Key=f"lake/enriched/{name}/", Body=b"")
+    first = scan_folders(s3, root, set(), time.time(), 120, 10, RUN_FOLDER)
+    assert (first.empty, first.waiting, first.handled_through) == ([], [name], None)
+
+    s3.write_text(f"{root}/{name}/part-00000", "x\n")
+    s3.write_text(f"{root}/{name}/_SUCCESS", "")
+    assert scan_folders(s3, root, set(), time.time(), 120, 10, RUN_FOLDER, first.handled_through).ready == [name]
