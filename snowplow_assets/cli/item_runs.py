@@ -2,7 +2,8 @@
 
 Register the kind's new ready folders as partitions, then run the kind's job for every item the manifest lets
 start (New, or Resolved after a failure, and valid: the sensors' rule), or only for the items the operator
-names (`--run`, `--ingest`), which may also be Processed; every other lock holds (`why_not_reprocessed`).
+names (`--run`, `--ingest`), which may also be Processed; every other lock holds (`why_not_reprocessed`), and
+a named folder must be ready, as the sensors' are (run_folders.py).
 The lock is checked again right before each run: a sensor or another `process` may have taken it meanwhile.
 """
 
@@ -19,7 +20,7 @@ from snowplow_assets.cli.runs import RunOutcome, echo_outcome, execute_run, why_
 from snowplow_assets.defs.manifests.processing_manifest import ItemKind, ProcessingManifest
 from snowplow_assets.lake import Lake
 from snowplow_assets.processing import State
-from snowplow_assets.run_folders import find_new_folders
+from snowplow_assets.run_folders import SUCCESS_MARKER, find_new_folders, still_being_written
 from snowplow_assets.settings import Settings
 from snowplow_assets.storage import filesystem_for
 
@@ -69,6 +70,12 @@ def process_items(
             raise click.BadParameter(str(error), param_hint=how.option) from None
         if not fs.exists(how.folder(lake, name)):
             raise click.ClickException(f"no such {how.noun}: {how.folder(lake, name)}")
+        # Its run would refuse it (enriched_batch, cdc_ingest) and leave it Failed: refused here, nothing is.
+        if why := still_being_written(fs, how.folder(lake, name), time.time(), settings.ready_after_seconds):
+            raise click.ClickException(
+                f"{how.noun} {name} is not ready: {why}. Ask again once it is: a {SUCCESS_MARKER} written after "
+                f"its files, or {settings.ready_after_seconds}s without a change"
+            )
         if name not in known and name not in new:
             new.append(name)
     if new:

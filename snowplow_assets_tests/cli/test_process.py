@@ -92,6 +92,19 @@ def test_process_exits_non_zero_when_a_run_fails(lake, dagster_home, monkeypatch
     assert run.status == dg.DagsterRunStatus.FAILURE
 
 
+def test_process_refuses_a_named_folder_that_is_not_ready_and_starts_nothing(lake, dagster_home, monkeypatch):
+    """Its run would fail it as being written (enriched_batch) and leave it Failed, to be resolved."""
+    monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
+    write_run_folder(lake, RUN, GOLDEN_INPUT, success_marker=False)  # written just now, no marker
+    result = CliRunner().invoke(main, ["process", "--run", RUN])
+    assert result.exit_code == 1
+    assert f"run folder {RUN} is not ready: changed 0s ago" in result.output
+    assert "a _SUCCESS written after its files" in result.output
+    assert shred_runs(dagster_home) == []
+    with dg.DagsterInstance.get() as instance:
+        assert RUN not in instance.get_dynamic_partitions("enriched_runs")
+
+
 @pytest.mark.parametrize("name", ["../etc", "run=2026"])
 def test_process_rejects_bad_folder_names(lake, dagster_home, monkeypatch, name):
     monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
