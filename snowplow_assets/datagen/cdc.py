@@ -32,8 +32,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from snowplow_assets.cdc.models import ModelSpec, TopicSpec
+from snowplow_assets.run_folders import SUCCESS_MARKER
 
-SUCCESS_MARKER = "_SUCCESS"
 STATES = ("active", "invited")
 COUNTRIES = ("DE", "FR", "GB", "NL", "US", "JP", "BR")
 NAMES = ("Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Margaret", "Ken", "Frances", "John")

@@ -13,8 +13,7 @@ from typing import BinaryIO
 
 from snowplow_assets.datagen.enriched.batch import Batch
 from snowplow_assets.datagen.enriched.options import GenerationOptions, GenerationStats, as_utc
-
-SUCCESS_MARKER = "_SUCCESS"
+from snowplow_assets.run_folders import SUCCESS_MARKER
 
 
 def run_folder_name(ts: datetime) -> str:
