@@ -1,15 +1,13 @@
-import time
 from collections.abc import Iterator
 
 import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
 from snowplow_assets.cdc.history import IngestedLanding, ingest_landing
+from snowplow_assets.defs.assets.folder_readiness import fail_unless_still_ready
 from snowplow_assets.defs.assets.metadata_table import metadata_table
 from snowplow_assets.defs.partitions import cdc_landings
 from snowplow_assets.defs.resources import CdcResource, LakeResource
-from snowplow_assets.run_folders import still_being_written
-from snowplow_assets.settings import Settings
 
 CDC_HISTORY = dg.AssetKey("cdc_history")
 CDC_DELETES = dg.AssetKey("cdc_deletes")
@@ -57,13 +55,7 @@ def cdc_ingest(
     landing = context.partition_key
     fs = lake.filesystem()
     folder = lake.lake.cdc_landing(landing)
-    # Found ready when it was registered; the run may start much later, the landing written again since.
-    if why := still_being_written(fs, folder, time.time(), Settings().ready_after_seconds):
-        raise dg.Failure(
-            f"landing {landing} is not ready: {why}. It is being written again since it was found ready "
-            "(landed again under its name, or a copy still under way): resolve it once it is complete",
-            metadata={"path": folder, "landing": landing},
-        )
+    fail_unless_still_ready(fs, folder, "landing", landing, {"path": folder, "landing": landing})
     ingested = ingest_landing(spark.spark_session, fs, lake.lake, landing, cdc.models())
     context.log.info(
         f"{landing}: {ingested.lines} lines, {ingested.changes} changes, {ingested.deletes} deletes, "

@@ -1,12 +1,9 @@
-import time
-
 import dagster as dg
 
+from snowplow_assets.defs.assets.folder_readiness import fail_unless_still_ready
 from snowplow_assets.defs.partitions import enriched_runs
 from snowplow_assets.defs.resources import LakeResource
 from snowplow_assets.events.reader import run_folder_files
-from snowplow_assets.run_folders import still_being_written
-from snowplow_assets.settings import Settings
 
 
 @dg.asset(
@@ -23,13 +20,7 @@ def enriched_batch(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.
         folder = lake.lake.enriched_run(run_folder)
         if not fs.exists(folder):
             raise dg.Failure(f"run folder {folder} does not exist", metadata={"path": folder, "run_folder": run_folder})
-        # Found ready when it was registered; the run may start much later, the folder written again since.
-        if why := still_being_written(fs, folder, time.time(), Settings().ready_after_seconds):
-            raise dg.Failure(
-                f"run folder {run_folder} is not ready: {why}. It is being written again since it was found "
-                "ready (landed again under its name, or a copy still under way): resolve it once it is complete",
-                metadata={"path": folder, "run_folder": run_folder},
-            )
+        fail_unless_still_ready(fs, folder, "run folder", run_folder, {"path": folder, "run_folder": run_folder})
         files = run_folder_files(fs, folder)
         if not files:
             context.log.warning(f"{folder} holds no data files; its shredded output will be empty")
