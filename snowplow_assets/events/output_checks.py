@@ -29,7 +29,7 @@ class ShreddedOutputFacts:
     orphan_entities: int
     duplicate_contexts: int
     events_with_duplicate_context: int
-    self_referencing_duplicate_contexts: int
+    duplicate_contexts_without_original: int  # naming no originalEventId, an empty one, or their own event's id
 
 
 def _text(spark: SparkSession, fs: LakeFileSystem, uri: str) -> DataFrame:
@@ -44,7 +44,7 @@ def inspect_shredded_output(spark: SparkSession, fs: LakeFileSystem, report: Shr
     bad_lines = _text(spark, fs, report.bad_output).count()
 
     types_uri = f"{report.good_output}/{SHREDDED_TYPES}"
-    entities = {"entities": 0, "orphans": 0, "duplicates": 0, "duplicated_events": 0, "self_referencing": 0}
+    entities = {"entities": 0, "orphans": 0, "duplicates": 0, "duplicated_events": 0, "without_original": 0}
     if fs.exists(types_uri) and any(True for _ in fs.list_files(types_uri)):
         lines = _text(spark, fs, types_uri).select(
             F.get_json_object("value", "$.hierarchy.rootId").alias("root_id"),
@@ -61,9 +61,15 @@ def inspect_shredded_output(spark: SparkSession, fs: LakeFileSystem, report: Shr
                 F.count_if(F.col("present").isNull()).alias("orphans"),
                 F.count_if("is_duplicate").alias("duplicates"),
                 F.count_distinct(F.when(F.col("is_duplicate"), F.col("root_id"))).alias("duplicated_events"),
-                F.count_if(F.col("is_duplicate") & (F.col("root_id") == F.col("original_event_id"))).alias(
-                    "self_referencing"
-                ),
+                # A null or empty originalEventId names no original, as one equal to the event's own id does;
+                # `root_id == original_event_id` alone is null, not true, for a missing one.
+                F.count_if(
+                    F.col("is_duplicate")
+                    & (
+                        (F.coalesce(F.col("original_event_id"), F.lit("")) == "")
+                        | F.col("root_id").eqNullSafe(F.col("original_event_id"))
+                    )
+                ).alias("without_original"),
             )
             .first()
         )
@@ -76,7 +82,7 @@ def inspect_shredded_output(spark: SparkSession, fs: LakeFileSystem, report: Shr
         orphan_entities=entities["orphans"],
         duplicate_contexts=entities["duplicates"],
         events_with_duplicate_context=entities["duplicated_events"],
-        self_referencing_duplicate_contexts=entities["self_referencing"],
+        duplicate_contexts_without_original=entities["without_original"],
     )
 
 
@@ -116,21 +122,25 @@ def entities_have_events(facts: ShreddedOutputFacts) -> CheckOutcome:
 
 
 def renamed_events_have_duplicate_context(facts: ShreddedOutputFacts, report: ShredReport) -> CheckOutcome:
+    """As many duplicate contexts as renamed events, one per event, each naming an original id other than its
+    own event's. Until 2026-11-27 a context without originalEventId passed (its comparison was null, not
+    true), and the metadata left out the contexts that failed it, so that a failure showed counts that agree."""
     passed = (
         facts.duplicate_contexts == report.renamed
         and facts.events_with_duplicate_context == report.renamed
-        and facts.self_referencing_duplicate_contexts == 0
+        and facts.duplicate_contexts_without_original == 0
     )
     return CheckOutcome(
         "renamed_events_have_duplicate_context",
         passed,
         f"{report.renamed} events renamed; {facts.duplicate_contexts} duplicate contexts on "
-        f"{facts.events_with_duplicate_context} events, {facts.self_referencing_duplicate_contexts} naming "
-        "their own event as the original",
+        f"{facts.events_with_duplicate_context} events, {facts.duplicate_contexts_without_original} naming "
+        "no original id or their own event's",
         {
             "renamed": report.renamed,
             "duplicate_contexts": facts.duplicate_contexts,
             "events_with_duplicate_context": facts.events_with_duplicate_context,
+            "duplicate_contexts_without_original": facts.duplicate_contexts_without_original,
         },
     )
 

@@ -1,4 +1,6 @@
 import dataclasses
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -69,3 +71,45 @@ def test_lost_duplicate_context_fails(spark, shredded, tmp_path):
     results = outcomes(spark, tampered_copy(shredded, tmp_path, drop_duplicate_contexts))
     assert not results["renamed_events_have_duplicate_context"].passed
     assert results["entities_have_events"].passed
+
+
+def rewrite_duplicate_contexts(good: Path, rewrite) -> int:
+    """Rewrite the originalEventId of every duplicate context line: `rewrite(line) -> line`; how many."""
+    rewritten = 0
+    for part in next(good.rglob("name=duplicate")).rglob("part-*"):
+        lines = part.read_text().splitlines()
+        part.write_text("".join(rewrite(line) + "\n" for line in lines))
+        rewritten += len(lines)
+    return rewritten
+
+
+def without_original(line: str) -> str:
+    return re.sub(r'"originalEventId":"[^"]*"', '"note":"no original named"', line)
+
+
+def naming_itself(line: str) -> str:
+    root = json.loads(line)["hierarchy"]["rootId"]
+    return re.sub(r'"originalEventId":"[^"]*"', f'"originalEventId":"{root}"', line)
+
+
+@pytest.mark.parametrize("rewrite", [without_original, naming_itself])
+def test_a_duplicate_context_that_names_no_other_event_fails_and_is_counted(spark, shredded, tmp_path, rewrite):
+    """A context with no originalEventId passed until 2026-11-27 (its comparison with the rootId was null, not
+    true); one naming its own event failed with metadata whose counts all agreed."""
+    rewritten = []
+    report = tampered_copy(shredded, tmp_path, lambda good: rewritten.append(rewrite_duplicate_contexts(good, rewrite)))
+    assert rewritten == [2], "the golden batch renames two events"
+    check = outcomes(spark, report)["renamed_events_have_duplicate_context"]
+    assert not check.passed, check.description
+    assert check.metadata == {
+        "renamed": 2,
+        "duplicate_contexts": 2,
+        "events_with_duplicate_context": 2,
+        "duplicate_contexts_without_original": 2,
+    }
+    assert "2 naming no original id or their own event's" in check.description
+
+
+def test_the_untouched_duplicate_contexts_name_another_event(spark, shredded):
+    check = outcomes(spark, shredded[1])["renamed_events_have_duplicate_context"]
+    assert check.passed and check.metadata["duplicate_contexts_without_original"] == 0
