@@ -18,6 +18,9 @@ from snowplow_assets.storage import LakeFileSystem
 
 EVENT_MANIFEST = dg.AssetKey("event_manifest")
 
+# The blocking check fails as an error; the other warns (README, "Cross-batch deduplication").
+SEVERITIES = {CHECK_NAME: dg.AssetCheckSeverity.ERROR, CHECKED_NAME: dg.AssetCheckSeverity.WARN}
+
 EVENT_MANIFEST_CHECK_SPECS = [
     dg.AssetCheckSpec(
         CHECK_NAME,
@@ -44,12 +47,18 @@ def event_manifest_check_results(
     claim_ids: bool,
 ) -> list[dg.AssetCheckResult]:
     if manifest is None:
+        # Each with its own severity, as when the manifest is on: a range's combined result takes the highest.
         off = "cross-batch deduplication is off (SNOWPLOW_EVENT_MANIFEST=none): nothing to check"
         return [
-            dg.AssetCheckResult(asset_key=EVENT_MANIFEST, check_name=name, passed=True, description=off)
+            dg.AssetCheckResult(
+                asset_key=EVENT_MANIFEST, check_name=name, passed=True, severity=SEVERITIES[name], description=off
+            )
             for name in (CHECK_NAME, CHECKED_NAME)
         ]
     return [
-        check_result(EVENT_MANIFEST, check_batch_against_manifest(spark, fs, lake, manifest, report, claim_ids)),
-        check_result(EVENT_MANIFEST, every_kept_event_checked(report), dg.AssetCheckSeverity.WARN),
+        check_result(EVENT_MANIFEST, outcome, SEVERITIES[outcome.name])
+        for outcome in (
+            check_batch_against_manifest(spark, fs, lake, manifest, report, claim_ids),
+            every_kept_event_checked(report),
+        )
     ]
