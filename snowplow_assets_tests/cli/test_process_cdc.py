@@ -95,6 +95,9 @@ def test_process_ingests_new_landings_cuts_a_batch_and_checks_it(instance):
     )
     assert not checks["customers__accepted_values__state"].passed
     assert checks["customers__accepted_values__state"].metadata["failing_values"].value == ["banned"]
+    # Column tests fail as errors without blocking: the batch is the source's true state either way.
+    for name in ("customers__not_null__email", "customers__accepted_values__state"):
+        assert checks[name].severity == dg.AssetCheckSeverity.ERROR, name
     assert checks["customers__unique__id"].passed
     drift = checks["customers__column_drift"]
     assert not drift.passed and drift.severity == dg.AssetCheckSeverity.WARN
@@ -208,6 +211,7 @@ def test_records_of_ignored_topics_are_counted_apart_from_bad_ones(
     assert (history["lines"], history["changes"], history["bad"], history["ignored"]) == (3, 1, 1, 1)
     check = _checks(instance, run.run_id)["no_bad_records"]
     assert not check.passed and check.description == "1 of 3 records were bad; 1 were of ignored topics"
+    assert check.severity == dg.AssetCheckSeverity.WARN
     assert check.metadata["ignored"].value == 1 and check.metadata["bad_unknown_topic"].value == 1
 
 

@@ -1,0 +1,63 @@
+"""The web models' blocking checks failing in real runs of the step, on the data defects the README names as
+their known limits: a page view id that two sessions share."""
+
+from datetime import timedelta
+
+import dagster as dg
+
+from snowplow_assets.defs.manifests.web_manifest import read_web_manifest
+from snowplow_assets.lake import Lake
+from snowplow_assets.web.variables import MODELS
+from snowplow_assets_tests.defs.test_web_models import T0, materialize
+from snowplow_assets_tests.web.shredded import Event, write_shredded_run
+
+
+def evaluations(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], dg.AssetCheckEvaluation]:
+    return {(e.asset_key.path[-1], e.check_name): e for e in result.get_asset_check_evaluations()}
+
+
+def test_a_page_view_id_in_two_sessions_of_one_run_fails_unique_keys_and_stops_the_models_after_it(tmp_path):
+    lake = Lake(str(tmp_path / "lake"))
+    write_shredded_run(lake, "run=2026-03-01-09-00-00", [
+        Event("s1/home", T0, "s1", "u1", page_view="shared"),
+        Event("s2/home", T0 + timedelta(minutes=5), "s2", "u2", page_view="shared"),
+    ])  # fmt: skip
+    with dg.instance_for_test() as instance:
+        result = materialize(instance, lake)
+        assert not result.success
+        checks = evaluations(result)
+        unique = checks[("web_page_views", "unique_keys")]
+        assert (unique.passed, unique.severity) == (False, dg.AssetCheckSeverity.ERROR)
+        assert {k: v.value for k, v in unique.metadata.items()} == {"rows": 2, "null_keys": 0, "repeated_keys": 1}
+        assert unique.description == "2 rows: 0 without page_view_id, 1 repeating another row's page_view_id"
+        assert all(c.passed for key, c in checks.items() if key != ("web_page_views", "unique_keys"))
+        assert not [key for key in checks if key[0] in ("web_sessions", "web_users")], "not built, not checked"
+        [failure] = [e for e in result.all_events if e.is_step_failure]
+        assert "web_page_views failed its checks ['unique_keys']" in str(failure.event_specific_data.error)
+        # dbt-snowplow-web records a model whose tests fail: its table is written, the ones after it are not.
+        manifest = read_web_manifest(instance)
+        assert [m for m in MODELS if manifest[m] is not None] == list(MODELS[:3])
+
+
+def test_a_page_view_id_taken_over_by_a_later_session_fails_page_view_counts_agree(tmp_path):
+    lake = Lake(str(tmp_path / "lake"))
+    # s9 moves last_success far enough on that the next window, lookback included, no longer reaches s1.
+    write_shredded_run(lake, "run=2026-03-01-09-00-00", [
+        Event("s1/home", T0, "s1", "u1", page_view="shared"),
+        Event("s9/home", T0 + timedelta(hours=8), "s9", "u9", page_view="s9/home"),
+    ])  # fmt: skip
+    with dg.instance_for_test() as instance:
+        first = materialize(instance, lake)
+        assert first.success and all(c.passed for c in first.get_asset_check_evaluations())
+        write_shredded_run(lake, "run=2026-03-01-18-00-00", [
+            Event("s2/home", T0 + timedelta(hours=9), "s2", "u2", page_view="shared"),
+        ])  # fmt: skip
+        second = materialize(instance, lake)
+        assert not second.success
+        checks = evaluations(second)
+        agree = checks[("web_sessions", "page_view_counts_agree")]
+        assert (agree.passed, agree.severity) == (False, dg.AssetCheckSeverity.ERROR)
+        # s1 still counts the page view that s2's row took over in web_page_views.
+        assert {k: v.value for k, v in agree.metadata.items()} == {"sessions": 3, "disagreeing": 1, "orphaned": 0}
+        assert checks[("web_page_views", "unique_keys")].passed
+        assert ("web_users", "unique_keys") not in checks
