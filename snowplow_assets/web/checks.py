@@ -74,13 +74,27 @@ def page_view_counts_agree(sessions: DataFrame, page_views: DataFrame, up_to: da
     )
 
 
-def quarantined_sessions_gain_no_events(updated: DataFrame, frozen: DataFrame) -> CheckOutcome:
-    """No row written in this run belongs to a session that was already quarantined and built to its cap."""
-    row = updated.join(frozen, "session_id", "left_semi").agg(F.count(F.lit(1)).alias("n")).first()
-    gained = int(row["n"])
+def quarantined_sessions_gain_no_events(quarantine: DataFrame, page_views: DataFrame) -> CheckOutcome:
+    """No page view of a quarantined session in the page-views table was collected after the session's capped
+    end: quarantine shuts out every later event (quarantine.py), and a page view is the event that opens it.
+
+    Both tables are read back from the lake. Until 2026-11-27 the check counted this run's rows against the
+    same list of frozen sessions that the run had excluded them by, so it could not fail: it repeated the
+    exclusion it was to check. Sessions and users keep no event times of their own to compare with the cap;
+    they are built from the same session events as the page views."""
+    row = (
+        page_views.alias("v")
+        .join(quarantine.alias("q"), "session_id")
+        .where("v.collector_tstamp > q.end_tstamp")
+        .agg(F.count(F.lit(1)).alias("late"), F.count_distinct("session_id").alias("sessions"))
+        .first()
+    )
+    late, sessions = int(row["late"]), int(row["sessions"])
     return CheckOutcome(
         QUARANTINED_SESSIONS_FROZEN,
-        gained == 0,
-        "no quarantined session was rebuilt" if gained == 0 else f"{gained} rows rebuilt quarantined sessions",
-        {"rebuilt_quarantined_sessions": gained},
+        late == 0,
+        "no page view of a quarantined session was collected after its cap"
+        if late == 0
+        else f"{late} page views of {sessions} quarantined sessions were collected after the session's cap",
+        {"page_views_after_cap": late, "sessions": sessions},
     )

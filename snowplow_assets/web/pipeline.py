@@ -412,11 +412,12 @@ class WebRun:
                 )
             else:
                 outcomes.append(CheckOutcome(checks.PAGE_VIEW_COUNTS_AGREE, True, "no sessions and no page views yet"))
-            if result.updated is not None:
-                _, frozen = self._events_for_models()
-                outcomes.append(checks.quarantined_sessions_gain_no_events(result.updated, frozen))
+            quarantine = read_table_if_any(self.spark, self.fs, self.lake, QUARANTINE)
+            if quarantine is not None and views is not None:
+                outcomes.append(checks.quarantined_sessions_gain_no_events(quarantine, views))
             else:
-                outcomes.append(CheckOutcome(checks.QUARANTINED_SESSIONS_FROZEN, True, "no session was rebuilt"))
+                no_rows = "no quarantined session yet" if quarantine is None else "no page views yet"
+                outcomes.append(CheckOutcome(checks.QUARANTINED_SESSIONS_FROZEN, True, no_rows))
         return outcomes
 
 

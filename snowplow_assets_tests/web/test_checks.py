@@ -2,6 +2,8 @@
 
 from datetime import datetime
 
+from pyspark.sql import DataFrame
+
 from snowplow_assets.web.checks import page_view_counts_agree, quarantined_sessions_gain_no_events, unique_keys
 
 T = datetime(2026, 3, 1, 10)
@@ -30,9 +32,24 @@ def test_page_view_counts_agree(spark):
 
 
 def test_quarantined_sessions_gain_no_events(spark):
-    frozen = spark.createDataFrame([("bot",)], "session_id STRING")
-    assert quarantined_sessions_gain_no_events(spark.createDataFrame([("s1",)], "session_id STRING"), frozen).passed
-    rebuilt = quarantined_sessions_gain_no_events(
-        spark.createDataFrame([("s1",), ("bot",)], "session_id STRING"), frozen
+    cap = "2026-03-01 10:00:00"
+    quarantine = spark.createDataFrame(
+        [("bot", "u", "2026-02-01 10:00:00", cap)],
+        "session_id STRING, domain_userid STRING, start_tstamp STRING, end_tstamp STRING",
+    ).selectExpr(
+        "session_id",
+        "domain_userid",
+        "CAST(start_tstamp AS TIMESTAMP) AS start_tstamp",
+        "CAST(end_tstamp AS TIMESTAMP) AS end_tstamp",
     )
-    assert not rebuilt.passed and rebuilt.metadata == {"rebuilt_quarantined_sessions": 1}
+
+    def views(*rows: tuple[str, str]) -> DataFrame:
+        frame = spark.createDataFrame(list(rows), "session_id STRING, collector_tstamp STRING")
+        return frame.selectExpr("session_id", "CAST(collector_tstamp AS TIMESTAMP) AS collector_tstamp")
+
+    # Up to the cap, and another session's page view after it: nothing quarantine shuts out.
+    assert quarantined_sessions_gain_no_events(quarantine, views(("bot", cap), ("s1", "2026-03-02 00:00:00"))).passed
+    late = quarantined_sessions_gain_no_events(
+        quarantine, views(("bot", cap), ("bot", "2026-03-01 10:00:00.001"), ("bot", "2026-03-05 00:00:00"))
+    )
+    assert not late.passed and late.metadata == {"page_views_after_cap": 2, "sessions": 1}

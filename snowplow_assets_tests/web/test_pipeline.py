@@ -15,9 +15,11 @@ quarantined, and pings of a page view in another session.
 from datetime import date, timedelta
 
 import pytest
+from pyspark.sql import functions as F
 
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
+from snowplow_assets.web.checks import quarantined_sessions_gain_no_events
 from snowplow_assets.web.pipeline import TABLES, WebRun
 from snowplow_assets.web.run_limits import RunState
 from snowplow_assets.web.upsert import read_table
@@ -243,8 +245,18 @@ def test_quarantined_bot_session_is_capped_and_frozen(spark, incremental):
     # the derived models built the bot session up to its cap while catching up, and skip it since
     [(_, outcomes)] = [entry for entry in history if entry[0] == "checks"]
     assert [o.metadata for o in outcomes if o.name == "quarantined_sessions_gain_no_events"] == [
-        {"rebuilt_quarantined_sessions": 0}
+        {"page_views_after_cap": 0, "sessions": 0}
     ]
+    # The check reads the tables as written: a page view of the bot collected past its cap fails it.
+    views = read_table(spark, LocalFileSystem(), lake, TABLES[PAGE_VIEWS])
+    quarantine = read_table(spark, LocalFileSystem(), lake, TABLES["quarantined_sessions"])
+    past_cap = (
+        views.where(f"session_id = '{uid('bot')}'")
+        .limit(1)
+        .withColumn("collector_tstamp", F.lit(CAP.replace(tzinfo=None) + timedelta(seconds=1)))
+    )
+    late = quarantined_sessions_gain_no_events(quarantine, views.unionByName(past_cap))
+    assert (late.passed, late.metadata) == (False, {"page_views_after_cap": 1, "sessions": 1})
 
 
 def test_late_events_and_duplicates_land_where_they_belong(spark, incremental):
