@@ -17,6 +17,7 @@ from snowplow_assets.defs.resources import LakeResource
 from snowplow_assets.defs.sensors.enriched_run_folders import enriched_run_folders
 from snowplow_assets.processing import State
 from snowplow_assets.settings import Settings
+from snowplow_assets.storage.s3 import S3FileSystem
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.defs.manifest_runs import create_run, fail, start, succeed
 
@@ -142,14 +143,17 @@ def no_spark_needed(monkeypatch):
     monkeypatch.setattr(SparkSession.Builder, "getOrCreate", refuse)
 
 
-FOLDERS = [f"run=2026-01-01-{m // 60:02d}-{m % 60:02d}-00" for m in range(1050)]
-WAITING = 700
+# S3 serves at most 1,000 keys a page; the tests ask for pages of 100 (S3's MaxKeys, sent over HTTP to moto),
+# so that a tenth of the folders cross a page boundary as 1,050 would at S3's own page size.
+PAGE_SIZE = 100
+FOLDERS = [f"run=2026-01-01-{m // 60:02d}-{m % 60:02d}-00" for m in range(105)]
+WAITING = 70
 LATE = "run=2025-12-31-23-59-00"
 
 
 @pytest.fixture(scope="module")
 def s3_lake(moto_server) -> str:
-    """1,050 run folders on a moto S3 server, each a part file: every one marked _SUCCESS (after its part file)
+    """105 run folders on a moto S3 server, each a part file: every one marked _SUCCESS (after its part file)
     but one still being written."""
     bucket = f"lake-{uuid.uuid4().hex[:12]}"
     client = boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1")
@@ -162,10 +166,26 @@ def s3_lake(moto_server) -> str:
     return f"s3://{bucket}/lake"
 
 
+@pytest.fixture
+def listing_pages(monkeypatch) -> list[int]:
+    """Every listing asks S3 for pages of PAGE_SIZE; the list holds how many pages each listing took."""
+    pages_per_listing: list[int] = []
+    paginate = S3FileSystem._pages
+
+    def small_pages(self, bucket, **kwargs):
+        pages_per_listing.append(0)
+        for page in paginate(self, bucket, PaginationConfig={"PageSize": PAGE_SIZE}, **kwargs):
+            pages_per_listing[-1] += 1
+            yield page
+
+    monkeypatch.setattr(S3FileSystem, "_pages", small_pages)
+    return pages_per_listing
+
+
 def test_on_s3_the_sensor_pages_keeps_a_cursor_and_finds_late_folders(
-    s3_lake, moto_server, memory_instance, monkeypatch, no_spark_needed
+    s3_lake, moto_server, memory_instance, monkeypatch, no_spark_needed, listing_pages
 ):
-    monkeypatch.setenv("SNOWPLOW_SENSOR_CHUNK_SIZE", "500")
+    monkeypatch.setenv("SNOWPLOW_SENSOR_CHUNK_SIZE", "50")
     monkeypatch.setenv("SNOWPLOW_SENSOR_FULL_LIST_EVERY", "3")
     monkeypatch.setenv("SNOWPLOW_READY_AFTER_SECONDS", "3600")
     instance = memory_instance
@@ -178,16 +198,17 @@ def test_on_s3_the_sensor_pages_keeps_a_cursor_and_finds_late_folders(
         requested.extend(r.run_key for r in result.run_requests)
         return result, json.loads(result.cursor)
 
-    first, cursor = step(None)  # a full listing: 1,051 folders over two pages; the first chunk
-    assert [r.partition_key for r in first.run_requests] == FOLDERS[:500]
-    assert cursor == {"after": FOLDERS[499], "ticks": 1}
+    first, cursor = step(None)  # a full listing: 106 folders over two pages; the first chunk
+    assert listing_pages[0] == 2, listing_pages
+    assert [r.partition_key for r in first.run_requests] == FOLDERS[:50]
+    assert cursor == {"after": FOLDERS[49], "ticks": 1}
 
     second, cursor = step(first.cursor)  # only what sorts after the cursor; the waiting folder holds it back
-    assert [r.partition_key for r in second.run_requests] == FOLDERS[500:WAITING] + FOLDERS[WAITING + 1 : 1001]
+    assert [r.partition_key for r in second.run_requests] == FOLDERS[50:WAITING] + FOLDERS[WAITING + 1 : 101]
     assert cursor["after"] == FOLDERS[WAITING - 1]
 
     third, cursor = step(second.cursor)
-    assert [r.partition_key for r in third.run_requests] == FOLDERS[1001:]
+    assert [r.partition_key for r in third.run_requests] == FOLDERS[101:]
     assert cursor["after"] == FOLDERS[WAITING - 1]
 
     client = boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1")
