@@ -25,7 +25,7 @@ from snowplow_assets.shared_spark_server import SharedServer, default_shared_ser
 from snowplow_assets.spark_connect_server import TOKEN_VARIABLE
 from snowplow_assets_tests.conftest import TEST_SPARK_CONFIG, TEST_SPARK_SETTINGS, read_lines
 from snowplow_assets_tests.events.test_shred_batch import RUN
-from snowplow_assets_tests.test_spark_connect_server import CLI, two_batches_and_a_dagster_home
+from snowplow_assets_tests.test_spark_connect_server import CLI, OTHER_RUN, two_batches_and_a_dagster_home
 
 # A Dagster run whose Spark resource is on the shared server; it prints what its step counted and whether
 # the process still holds a lock (Linux's /proc/locks names each lock's process) once the run has ended.
@@ -227,10 +227,12 @@ def test_runs_use_the_shared_server_by_default_and_a_killed_keeper_takes_its_ser
     }
     done = subprocess.run([CLI, "process"], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "registered 2 run folder(s)" in done.stdout
     assert "compiler directives" not in done.stderr
     with dg.DagsterInstance.from_config(str(home)) as instance:
         runs = instance.get_run_records(dg.RunsFilter(job_name="shred_enriched_run"))
         assert [r.dagster_run.status for r in runs] == [dg.DagsterRunStatus.SUCCESS] * 2
+        assert sorted(r.dagster_run.tags["dagster/partition"] for r in runs) == sorted([RUN, OTHER_RUN])
     assert len(read_lines(Path(lake.shredded_good(RUN)) / "atomic-events")) == 4
     assert len(read_lines(Path(lake.shredded_bad(RUN)))) == 2
 

@@ -10,7 +10,8 @@ def test_the_demo_on_a_spark_connect_server(tmp_path, spark_connect_server):
 
     The demo is not run again in this process's classic session: it is `process` after generating data,
     and each of its jobs runs through `process` in this process in test_process.py, test_process_cdc.py and
-    test_web_models.py; a JVM of the command's own is test_process_as_a_subprocess's subject."""
+    test_web_models.py; `process` as a subprocess is in test_shared_spark_server.py, and a command with a JVM of
+    its own in jvm/test_driver_options.py."""
     lake, home = tmp_path / "lake", tmp_path / "dagster_home"
     home.mkdir()
     env = {

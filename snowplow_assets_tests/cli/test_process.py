@@ -1,7 +1,5 @@
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import dagster as dg
@@ -10,8 +8,7 @@ from click.testing import CliRunner
 
 from snowplow_assets.cli import main
 from snowplow_assets.defs.manifests.cli_run_processes import CLI_PROCESS_TAG
-from snowplow_assets.lake import Lake
-from snowplow_assets_tests.conftest import read_lines, write_run_folder
+from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
 
 
@@ -28,34 +25,6 @@ def shred_runs(home: Path) -> list[dg.DagsterRun]:
     assert os.environ["DAGSTER_HOME"] == str(home)
     with dg.DagsterInstance.get() as instance:
         return [r.dagster_run for r in instance.get_run_records(dg.RunsFilter(job_name="shred_enriched_run"))]
-
-
-def test_process_as_a_subprocess(tmp_path, dagster_home):
-    """The command in a process of its own, with a JVM of its own on the default options. One folder: a
-    second one costs a new JVM seconds and adds nothing here; `process` over several folders in one process
-    is in test_spark_connect_server.py (both ways) and test_process_skips_done_folders_and_reprocesses_on_request."""
-    lake = Lake(str(tmp_path / "lake"))
-    write_run_folder(lake, RUN, GOLDEN_INPUT)
-    env = {
-        **{k: v for k, v in os.environ.items() if k != "SNOWPLOW_SPARK_JAVA_OPTIONS"},  # the default JVM options
-        "SNOWPLOW_LAKE": lake.root,
-        "SNOWPLOW_SPARK_MASTER": "local[2]",
-        "SNOWPLOW_SPARK_DRIVER_MEMORY": "1g",
-        "SNOWPLOW_SPARK_SHUFFLE_PARTITIONS": "2",
-        # The steps after shredding have tests of their own (and the demo test runs them all on the server);
-        # here the subject is the command line, so it stays the shred step.
-        "SNOWPLOW_WEB_MODELS": "",
-    }
-    command = [str(Path(sys.executable).parent / "snowplow-assets"), "process"]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "registered 1 run folder(s)" in done.stdout
-    # The JVM shares the command's stdout, which may be data (`--json`): what HotSpot itself prints goes to
-    # stderr, such as the note that the default options' compiler directives were read (jvm/driver_options.py).
-    assert "compiler directives added" in done.stderr and "compiler directives" not in done.stdout
-    assert len(read_lines(Path(lake.shredded_good(RUN)) / "atomic-events")) == 4
-    [run] = shred_runs(dagster_home)
-    assert run.tags["dagster/partition"] == RUN and run.status == dg.DagsterRunStatus.SUCCESS
 
 
 @pytest.fixture
