@@ -212,8 +212,8 @@ def test_runs_use_the_shared_server_by_default_and_a_killed_keeper_takes_its_ser
     """`snowplow-assets process` with the default SNOWPLOW_SPARK_SERVER: its two Dagster runs are clients of
     one server that the first started (no JVM of their own announces its compiler directives), their output
     is the shredder's, and the server outlives the command, for the next runs. Killing its keeper at once
-    (SIGKILL) stops the JVM too, and the next lease starts a new server. `snowplow-assets shared-spark-server`
-    shows the server idle or in use, and stops it at once."""
+    (SIGKILL) stops the JVM too, and a run on it then fails at once; the next lease starts a new server.
+    `snowplow-assets shared-spark-server` shows the server idle or in use, and stops it at once."""
     lake, home = two_batches_and_a_dagster_home(tmp_path)
     env = {
         **os.environ,
@@ -247,10 +247,18 @@ def test_runs_use_the_shared_server_by_default_and_a_killed_keeper_takes_its_ser
     assert f"folder: {folder}\nrunning: JVM {address['jvm_pid']} (keeper {address['keeper_pid']})" in shown.output
     assert re.search(r"idle for \d+\.\d min; stops after 5 min without a run\n", shown.output)
 
-    os.kill(address["keeper_pid"], signal.SIGKILL)
-    # A JVM whose main thread has ended shows as a zombie while its other threads shut Spark down.
-    _wait_for(lambda: not alive(address["jvm_pid"]) and not _listens(address), 60, "the JVM dies with its keeper")
     config = Settings().spark_config
+    run = _session_then_a_query_when_told(tmp_path / "servers", 600, config)
+    try:
+        assert run.stdout.readline().strip() == "10", "a run's session on the server"
+        os.kill(address["keeper_pid"], signal.SIGKILL)
+        # A JVM whose main thread has ended shows as a zombie while its other threads shut Spark down.
+        _wait_for(lambda: not alive(address["jvm_pid"]) and not _listens(address), 60, "the JVM dies with its keeper")
+        outcome = run.communicate("go\n", timeout=60)[0].strip()
+        assert run.returncode == 0
+    finally:
+        run.kill()
+    _assert_failed_at_once(outcome, address["jvm_pid"], folder / "server.log")
     shared = SharedServer(tmp_path / "servers", idle_seconds=600)
     with shared.lease(config) as server:
         assert shared.folder(config) == folder, "the command's settings"
@@ -269,33 +277,19 @@ def test_runs_use_the_shared_server_by_default_and_a_killed_keeper_takes_its_ser
     assert "no shared server runs for these settings" in CliRunner().invoke(main, ["shared-spark-server"]).output
 
 
-def test_a_run_whose_server_has_ended_fails_at_once(tmp_path):
-    """PySpark's client retries a server it cannot reach for ten minutes and more; a shared server killed under
-    a run (its JVM out of memory, say) never comes back, so the run's session gives up once the JVM is gone."""
-    shared = SharedServer(tmp_path, idle_seconds=600)
-    command = [
-        sys.executable,
-        "-c",
-        QUERY_AFTER_BEING_TOLD,
-        str(tmp_path),
-        str(shared.idle_seconds),
-        json.dumps(TEST_SPARK_CONFIG),
-    ]
-    client = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert client.stdout.readline().strip() == "10", "the session works while the server lives"
-        address = _address(shared.folder(TEST_SPARK_CONFIG))
-        os.kill(address["jvm_pid"], signal.SIGKILL)
-        _wait_for(lambda: not alive(address["jvm_pid"]), 60, "the JVM dies")
-        # Within the test's minute, where PySpark's own policy would keep the client waiting ten.
-        outcome = client.communicate("go\n", timeout=60)[0].strip()
-        assert client.returncode == 0
-    finally:
-        client.kill()
-        shared.stop(TEST_SPARK_CONFIG)
-    log = shared.folder(TEST_SPARK_CONFIG) / "server.log"
+def _session_then_a_query_when_told(root: Path, idle_seconds: float, config: dict[str, str]) -> subprocess.Popen:
+    """A run's session on the shared server under `root`, in a process of its own: it prints a query's answer,
+    then waits for a line on its stdin before the next query."""
+    command = [sys.executable, "-c", QUERY_AFTER_BEING_TOLD, str(root), str(idle_seconds), json.dumps(config)]
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def _assert_failed_at_once(outcome: str, jvm_pid: int, log: Path) -> None:
+    """PySpark's client retries a server it cannot reach for ten minutes and more; a shared server that ended
+    (killed, its JVM out of memory, say) never comes back, so the run's session gives up once the JVM is gone,
+    within the test's minute."""
     assert re.fullmatch(
-        rf"failed after \d+ s: SharedServerEnded: the shared Spark server \(JVM {address['jvm_pid']}\) ended while "
+        rf"failed after \d+ s: SharedServerEnded: the shared Spark server \(JVM {jvm_pid}\) ended while "
         rf"this session used it: killed, or out of memory\? Its log: {re.escape(str(log))}\. The next run starts another\.",
         outcome,
     ), outcome
