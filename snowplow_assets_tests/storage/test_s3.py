@@ -1,7 +1,6 @@
 import json
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
 import boto3
 import pytest
@@ -201,12 +200,20 @@ def test_a_swap_cut_short_leaves_a_hidden_old_copy_that_the_next_swap_removes(s3
     assert below(s3, f"{good}/run=1") == ["part-0", "part-1"]
 
 
-def test_delete_removes_more_than_one_batch(s3, bucket):
+def test_delete_removes_more_than_one_batch(s3, bucket, monkeypatch):
+    """DeleteObjects takes at most 1,000 keys; here batches of 10, so that 25 files, and the folder's own key (a
+    console folder, if there is one), take three requests."""
+    monkeypatch.setattr("snowplow_assets.storage.s3._DELETE_BATCH", 10)
     folder = f"s3://{bucket}/many"
-    with ThreadPoolExecutor(16) as pool:
-        list(pool.map(lambda i: s3.client.put_object(Bucket=bucket, Key=f"many/part-{i:04d}", Body=b""), range(1005)))
+    for i in range(25):
+        s3.client.put_object(Bucket=bucket, Key=f"many/part-{i:04d}", Body=b"")
+    batches: list[int] = []
+    s3.client.meta.events.register(
+        "before-parameter-build.s3.DeleteObjects", lambda params, **_: batches.append(len(params["Delete"]["Objects"]))
+    )
     s3.delete(folder)
     assert s3.list_files(folder) == []
+    assert batches == [10, 10, 6]
 
 
 def test_spark_paths_and_configuration():
