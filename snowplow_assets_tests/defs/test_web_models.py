@@ -30,6 +30,7 @@ FIRST = [
     Event("s1/home/ping", T0 + timedelta(seconds=12), "s1", "u1", event="page_ping", page_view="s1/home"),
     Event("s2/home", T0 + timedelta(minutes=20), "s2", "u2", page_view="s2/home"),
 ]
+LATE = Event("s4/home", ts("2026-03-01 01:00:00"), "s4", "u4", page_view="s4/home")
 SECOND = [
     Event("s1/cart", T0 + timedelta(minutes=70), "s1", "u1", page_view="s1/cart"),
     Event("s3/home", T0 + timedelta(minutes=90), "s3", "u3", page_view="s3/home"),
@@ -61,13 +62,22 @@ def latest_metadata(instance, model: str) -> dict[str, object]:
     return {k: v.value for k, v in record.asset_materialization.metadata.items()}
 
 
+def session_rows(spark, lake: Lake) -> list[tuple[str, int]]:
+    return sorted((r.session_id, r.page_views) for r in spark.read.parquet(lake.web_model("sessions")).collect())
+
+
 @pytest.fixture(scope="module")
 def scenario(spark, tmp_path_factory):
-    """Three runs: the first run, sessions failing, the catch-up. Each run's result, manifest and metadata."""
+    """Four runs: the first run, sessions failing, the catch-up, and a full refresh. Each run's result, manifest
+    and metadata; the sessions after the catch-up and after the refresh; and each model's last three
+    materialisations after the refresh.
+
+    After the first run, a folder is shredded again: named, and its events sent, before the lookback of the
+    next runs, which therefore never open it; the full refresh reads it."""
     lake = Lake(str(tmp_path_factory.mktemp("web_dagster") / "lake"))
     write_shredded_run(lake, "run=2026-03-01-09-00-00", FIRST)
     with dg.instance_for_test() as instance:
-        runs, manifests, metadata = [], [], []
+        runs, manifests, metadata, sessions = [], [], [], []
 
         def record(result):
             runs.append(result)
@@ -75,17 +85,27 @@ def scenario(spark, tmp_path_factory):
             metadata.append({m: latest_metadata(instance, m) for m in MODELS if manifests[-1][m] is not None})
 
         record(materialize(instance, lake))
+        write_shredded_run(lake, "run=2026-03-01-01-30-00", [LATE])
         write_shredded_run(lake, "run=2026-03-01-11-00-00", SECOND)
         day = Path(lake.web_model("sessions"), "start_date=2026-03-01")
         (day / "part-broken.parquet").write_text("not parquet")
         record(materialize(instance, lake))  # sessions cannot read its table and fails
         (day / "part-broken.parquet").unlink()
         record(materialize(instance, lake))  # catches sessions and users up
-        yield lake, instance, runs, manifests, metadata
+        sessions.append(session_rows(spark, lake))
+        record(materialize(instance, lake, run_config=FULL_REFRESH))
+        sessions.append(session_rows(spark, lake))
+        materialisations = {
+            model: instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=web_asset_key(model)), limit=3
+            ).records
+            for model in MODELS
+        }
+        yield lake, instance, runs, manifests, metadata, sessions, materialisations
 
 
 def test_first_run_records_the_manifest_in_materialisation_metadata(scenario):
-    _, _, runs, manifests, metadata = scenario
+    _, _, runs, manifests, metadata, _, _ = scenario
     assert runs[0].success
     assert manifests[0] == dict.fromkeys(MODELS, T0 + timedelta(minutes=20))
     lifecycle = metadata[0]["sessions_lifecycle"]
@@ -99,7 +119,7 @@ def test_first_run_records_the_manifest_in_materialisation_metadata(scenario):
 
 
 def test_a_failing_model_leaves_it_and_the_ones_after_it_behind(scenario):
-    _, _, runs, manifests, metadata = scenario
+    _, _, runs, manifests, metadata, _, _ = scenario
     assert not runs[1].success
     [failure] = [e for e in runs[1].all_events if e.is_step_failure]
     assert "part-broken.parquet" in str(failure.event_specific_data.error)
@@ -111,23 +131,20 @@ def test_a_failing_model_leaves_it_and_the_ones_after_it_behind(scenario):
     assert metadata[1]["sessions"] == metadata[0]["sessions"]
 
 
-def test_the_next_run_finds_the_models_out_of_sync_and_catches_up(scenario, spark):
-    lake, _, runs, manifests, metadata = scenario
+def test_the_next_run_finds_the_models_out_of_sync_and_catches_up(scenario):
+    _, _, runs, manifests, metadata, sessions, _ = scenario
     assert runs[2].success
     assert manifests[2] == dict.fromkeys(MODELS, T0 + timedelta(minutes=90))
     assert {metadata[2][m]["state"] for m in MODELS} == {"models out of sync"}
     assert [m for m in MODELS if metadata[2][m]["rows_upserted"]] == ["sessions", "users"]
     assert all("at or past the upper limit" in metadata[2][m]["note"] for m in MODELS[:3])
-    sessions = spark.read.parquet(lake.web_model("sessions")).collect()
-    assert sorted((r.session_id, r.page_views) for r in sessions) == sorted(
-        [(uid("s1"), 2), (uid("s2"), 1), (uid("s3"), 1)]
-    )
+    assert sessions[0] == sorted([(uid("s1"), 2), (uid("s2"), 1), (uid("s3"), 1)])
     checks = runs[2].get_asset_check_evaluations()
     assert len(checks) == 7 and all(c.passed for c in checks)
 
 
 def test_models_are_built_with_the_models_they_read(scenario):
-    lake, instance, _, _, _ = scenario
+    lake, instance, *_ = scenario
     alone = materialize(instance, lake, selection=("users",))
     assert not alone.success
     assert "'users' needs ['sessions']" in str(
@@ -139,40 +156,25 @@ def test_models_are_built_with_the_models_they_read(scenario):
     )
 
 
-def test_a_full_refresh_rebuilds_from_start_date_with_events_no_window_reads_again(spark, tmp_path):
-    lake = Lake(str(tmp_path / "lake"))
-    write_shredded_run(lake, "run=2026-03-01-09-00-00", FIRST)
-
-    def sessions() -> list[str]:
-        return sorted(r.session_id for r in spark.read.parquet(lake.web_model("sessions")).collect())
-
-    with dg.instance_for_test() as instance:
-        assert materialize(instance, lake).success
-        # A folder shredded again after the windows passed it: named, and its events sent, before the
-        # lookback of the next run, which therefore never opens it.
-        late = Event("s4/home", ts("2026-03-01 01:00:00"), "s4", "u4", page_view="s4/home")
-        write_shredded_run(lake, "run=2026-03-01-01-30-00", [late])
-        assert materialize(instance, lake).success
-        assert sessions() == sorted([uid("s1"), uid("s2")])
-
-        refreshed = materialize(instance, lake, run_config=FULL_REFRESH)
-
-        assert refreshed.success
-        assert sessions() == sorted([uid("s1"), uid("s2"), uid("s4")])
-        assert read_web_manifest(instance) == dict.fromkeys(MODELS, T0 + timedelta(minutes=20))
-        assert {latest_metadata(instance, m)["state"] for m in MODELS} == {"first run"}
-        # Each model left the manifest outside the run, so that a run dying once its table is gone leaves it to
-        # be rebuilt from the start, then was rebuilt in the run.
-        for model in MODELS:
-            rebuilt, reset, before = instance.fetch_materializations(
-                dg.AssetRecordsFilter(asset_key=web_asset_key(model)), limit=3
-            ).records
-            assert rebuilt.run_id == refreshed.run_id and reset.run_id != refreshed.run_id
-            assert reset.storage_id > before.storage_id
-            metadata = reset.asset_materialization.metadata
-            assert metadata["full_refresh"].value is True and "last_success" not in metadata
-            assert metadata["previous_last_success"].value == (T0 + timedelta(minutes=20)).timestamp()
-            assert refreshed.run_id in reset.asset_materialization.description
+def test_a_full_refresh_rebuilds_from_start_date_with_events_no_window_reads_again(scenario):
+    _, _, runs, manifests, metadata, sessions, materialisations = scenario
+    refreshed = runs[3]
+    # The incremental runs after the late folder was shredded never read it; the full refresh does.
+    assert [s for s, _ in sessions[0]] == sorted([uid("s1"), uid("s2"), uid("s3")])
+    assert refreshed.success
+    assert [s for s, _ in sessions[1]] == sorted([uid("s1"), uid("s2"), uid("s3"), uid("s4")])
+    assert manifests[3] == dict.fromkeys(MODELS, T0 + timedelta(minutes=90))
+    assert {metadata[3][m]["state"] for m in MODELS} == {"first run"}
+    # Each model left the manifest outside the run, so that a run dying once its table is gone leaves it to
+    # be rebuilt from the start, then was rebuilt in the run.
+    for model in MODELS:
+        rebuilt, reset, before = materialisations[model]
+        assert rebuilt.run_id == refreshed.run_id and reset.run_id != refreshed.run_id
+        assert reset.storage_id > before.storage_id
+        reset_metadata = reset.asset_materialization.metadata
+        assert reset_metadata["full_refresh"].value is True and "last_success" not in reset_metadata
+        assert reset_metadata["previous_last_success"].value == (T0 + timedelta(minutes=90)).timestamp()
+        assert refreshed.run_id in reset.asset_materialization.description
 
 
 def test_web_models_job_follows_the_enabled_models(monkeypatch):

@@ -5,6 +5,8 @@ over the same events."""
 
 from datetime import date, timedelta
 
+import pytest
+
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets.web.pipeline import TABLES, WebRun
@@ -17,6 +19,8 @@ from snowplow_assets_tests.web.test_pipeline import m, page_view
 VARIABLES = WebVariables(start_date=date(2026, 3, 1))
 T0 = ts("2026-03-01 08:00:00")
 H, D = timedelta(hours=1), timedelta(days=1)
+BACK = T0 + 50 * D  # traffic again after the gap
+RUN_WITH_YEAR_0 = "run=2026-03-01-09-00-00"
 
 
 def text_rows(spark, lake: Lake, model: str) -> list[tuple]:
@@ -34,44 +38,61 @@ def run_all(spark, lake: Lake, manifest: dict, now, variables=VARIABLES) -> WebR
     return web
 
 
-def test_a_gap_longer_than_the_backfill_limit_does_not_stop_the_models(spark, tmp_path):
+@pytest.fixture(scope="module")
+def gap(spark, tmp_path_factory):
+    """The series of runs of the first two tests below: a first run over a's folder and two folders whose names
+    are no time (n's and y's, both of u2); no event for 50 days, longer than backfill_limit_days; then b, of u1
+    like a, and two runs. Returns the lake, the manifest after each run, each run's WebRun and the sessions after
+    the first run."""
+    lake = Lake(str(tmp_path_factory.mktemp("gap") / "lake"))
+    write_shredded_run(lake, "run=2026-03-01-09-00-00", page_view("a/home", "a", "u1", T0, pings=(10,)))
+    write_shredded_run(lake, "run=2026-02-30-10-00-00", page_view("n/home", "n", "u2", T0))
+    write_shredded_run(lake, "run=0000-01-01-00-00-00", page_view("y/home", "y", "u2", T0 + timedelta(seconds=5)))
+    manifest: dict = {}
+    manifests, runs = [], []
+    runs.append(run_all(spark, lake, manifest, T0 + H))
+    manifests.append(dict(manifest))
+    first_sessions = [row[0] for row in text_rows(spark, lake, SESSIONS)]
+    write_shredded_run(lake, "run=2026-04-20-09-00-00", page_view("b/home", "b", "u1", BACK, pings=(10,)))
+    for _ in range(2):
+        runs.append(run_all(spark, lake, manifest, BACK + H))
+        manifests.append(dict(manifest))
+    return lake, manifests, runs, first_sessions
+
+
+def test_a_gap_longer_than_the_backfill_limit_does_not_stop_the_models(spark, gap):
     """No event for longer than backfill_limit_days, then traffic again: every window re-read the last events
     within its lookback, so it was never empty, last_success never moved, and the models stopped for good."""
-    lake = Lake(str(tmp_path / "lake"))
-    write_shredded_run(lake, "run=2026-03-01-09-00-00", page_view("a/home", "a", "u1", T0, pings=(10,)))
-    manifest: dict = {}
-    run_all(spark, lake, manifest, T0 + H)
-    assert set(manifest.values()) == {T0 + timedelta(seconds=10)}
-
-    back = T0 + 50 * D
-    write_shredded_run(lake, "run=2026-04-20-09-00-00", page_view("b/home", "b", "u1", back, pings=(10,)))
-    web = run_all(spark, lake, manifest, back + H)
+    lake, manifests, runs, _ = gap
+    assert set(manifests[0].values()) == {T0 + timedelta(seconds=10)}
     # Nothing after last_success up to the backfill limit, and complete folders hold events after it.
-    assert web.limits.upper == T0 + timedelta(seconds=10) + 30 * D
-    assert set(manifest.values()) == {web.limits.upper}
-    web = run_all(spark, lake, manifest, back + H)
-    assert web.limits.state is RunState.STANDARD and set(manifest.values()) == {back + timedelta(seconds=10)}
-    assert [row[0] for row in text_rows(spark, lake, SESSIONS)] == sorted([uid("a"), uid("b")])
-    assert text_rows(spark, lake, USERS)[0][5] == "2"  # sessions
+    assert runs[1].limits.upper == T0 + timedelta(seconds=10) + 30 * D
+    assert set(manifests[1].values()) == {runs[1].limits.upper}
+    assert runs[2].limits.state is RunState.STANDARD and set(manifests[2].values()) == {BACK + timedelta(seconds=10)}
+    assert [row[0] for row in text_rows(spark, lake, SESSIONS)] == sorted(uid(s) for s in ("a", "b", "n", "y"))
+    assert {row[0]: row[5] for row in text_rows(spark, lake, USERS)} == {uid("u1"): "2", uid("u2"): "2"}  # sessions
 
 
-def test_a_year_0_collector_tstamp_in_a_folder_does_not_stop_the_runs(spark, tmp_path):
-    """A four-digit year 0 is valid (FORMATS.md §1), and the shredder writes it into the folder's completion
-    marker (`0000-06-15T00:00:00.000Z`), which Python's datetime cannot read: every run failed on it."""
-    lake = Lake(str(tmp_path / "lake"))
-    year_0 = Event("year-0", T0, "old", "u9", extra={"collector_tstamp": "0000-06-15 00:00:00.000"})
-    write_shredded_run(lake, "run=2026-03-01-09-00-00", [*page_view("a/home", "a", "u1", T0), year_0])
-    manifest: dict = {}
-    web = run_all(spark, lake, manifest, T0 + H)
-    assert web.window.counts["events"] == 1 and set(manifest.values()) == {T0}  # year 0 is before start_date
-    assert [row[0] for row in text_rows(spark, lake, SESSIONS)] == [uid("a")]
+def test_a_run_folder_whose_name_is_no_time_is_read_by_its_marker(spark, gap):
+    """`run=2026-02-30-…` and `run=0000-…` are run folder names (lake.RUN_FOLDER) that the sensor registers and
+    the shredder mirrors, but no instant: listed by every run, such a folder failed them all. Its name cannot
+    tell when it was cut, so its marker alone decides whether a window reads it."""
+    lake, manifests, runs, first_sessions = gap
+    assert first_sessions == sorted(uid(s) for s in ("a", "n", "y"))
+    assert set(manifests[1].values()) == {runs[1].limits.upper}  # the second run, which read them again, too
+    # The third run's window is after their events: their markers skip them.
+    assert (runs[2].window.selection.outside, runs[2].window.selection.runs) == (2, ["run=2026-04-20-09-00-00"])
+    assert {row[0]: row[5] for row in text_rows(spark, lake, USERS)} == {uid("u1"): "2", uid("u2"): "2"}
 
 
-def test_event_times_in_the_years_0_1_and_9999_are_kept_and_change_nothing_else(spark, tmp_path):
-    """derived_tstamp (the event time of page views and sessions) may be any valid timestamp: a tracker's
-    true_tstamp, or a device clock. The upsert's floor, a lookback before the earliest day, fell before the
-    year 1, and a day in year 0 was not a Python date: the run failed and so did every later one."""
-    lake, full = Lake(str(tmp_path / "incremental")), Lake(str(tmp_path / "full"))
+@pytest.fixture(scope="module")
+def years(spark, tmp_path_factory):
+    """The series of runs of the two tests below, and one full run over the same folders: the first folder holds
+    an event with a year 0 collector_tstamp beside page views with event times in the years 0 and 1; the second,
+    more, in the years 0 and 9999. Returns both lakes, and each run's WebRun and manifest, with the latest
+    collector_tstamp of its folder's events."""
+    folder = tmp_path_factory.mktemp("years")
+    lake, full = Lake(str(folder / "incremental")), Lake(str(folder / "full"))
     derived = lambda text: {"extra": {"derived_tstamp": text}}  # noqa: E731
     batches = {
         "run=2026-03-01-09-00-00": (
@@ -90,13 +111,36 @@ def test_event_times_in_the_years_0_1_and_9999_are_kept_and_change_nothing_else(
             T0 + 2 * H,
         ),
     }
+    year_0 = Event("year-0", T0, "old", "u9", extra={"collector_tstamp": "0000-06-15 00:00:00.000"})
     manifest: dict = {}
+    runs = []
     for run, (events, now) in batches.items():
-        write_shredded_run(lake, run, events)
-        write_shredded_run(full, run, events)
-        run_all(spark, lake, manifest, now)
-        assert set(manifest.values()) == {max(e.collector for e in events)}
+        written = [*events, year_0] if run == RUN_WITH_YEAR_0 else events
+        write_shredded_run(lake, run, written)
+        write_shredded_run(full, run, written)
+        runs.append((run_all(spark, lake, manifest, now), dict(manifest), max(e.collector for e in events)))
     run_all(spark, full, {}, T0 + 2 * H)
+    return lake, full, runs
+
+
+def test_a_year_0_collector_tstamp_in_a_folder_does_not_stop_the_runs(spark, years):
+    """A four-digit year 0 is valid (FORMATS.md §1), and the shredder writes it into the folder's completion
+    marker (`0000-06-15T00:00:00.000Z`), which Python's datetime cannot read: every run failed on it."""
+    lake, _, runs = years
+    first, manifest, _ = runs[0]
+    assert first.window.selection.runs == [RUN_WITH_YEAR_0]
+    # year 0 is before start_date: the window holds the folder's two page views alone
+    assert first.window.counts["events"] == 2 and set(manifest.values()) == {T0 + m(5)}
+    assert uid("old") not in [row[0] for row in text_rows(spark, lake, SESSIONS)]
+
+
+def test_event_times_in_the_years_0_1_and_9999_are_kept_and_change_nothing_else(spark, years):
+    """derived_tstamp (the event time of page views and sessions) may be any valid timestamp: a tracker's
+    true_tstamp, or a device clock. The upsert's floor, a lookback before the earliest day, fell before the
+    year 1, and a day in year 0 was not a Python date: the run failed and so did every later one."""
+    lake, full, runs = years
+    for _, manifest, latest in runs:
+        assert set(manifest.values()) == {latest}
     for model in MODELS:
         assert text_rows(spark, lake, model) == text_rows(spark, full, model), model
     days = lambda model: sorted(table_partitions(LocalFileSystem(), lake, TABLES[model]))  # noqa: E731
@@ -106,21 +150,3 @@ def test_event_times_in_the_years_0_1_and_9999_are_kept_and_change_nothing_else(
     assert days(SESSIONS_LIFECYCLE) == ["2026-03-01"]  # by collector_tstamp
     sessions = {row[0]: row for row in text_rows(spark, lake, SESSIONS)}
     assert sessions[uid("b")][2] == "0000-01-01 00:00:00" and sessions[uid("b")][6] == "2"
-
-
-def test_a_run_folder_whose_name_is_no_time_is_read_by_its_marker(spark, tmp_path):
-    """`run=2026-02-30-…` and `run=0000-…` are run folder names (lake.RUN_FOLDER) that the sensor registers and
-    the shredder mirrors, but no instant: listed by every run, such a folder failed them all. Its name cannot
-    tell when it was cut, so its marker alone decides whether a window reads it."""
-    lake = Lake(str(tmp_path / "lake"))
-    write_shredded_run(lake, "run=2026-02-30-10-00-00", page_view("a/home", "a", "u1", T0))
-    write_shredded_run(lake, "run=0000-01-01-00-00-00", page_view("b/home", "b", "u2", T0 + m(1)))
-    manifest: dict = {}
-    run_all(spark, lake, manifest, T0 + H)
-    assert [row[0] for row in text_rows(spark, lake, SESSIONS)] == sorted([uid("a"), uid("b")])
-    write_shredded_run(lake, "run=2026-03-02-09-00-00", page_view("c/home", "c", "u1", T0 + D))
-    run_all(spark, lake, manifest, T0 + D + H)
-    assert set(manifest.values()) == {T0 + D}
-    web = run_all(spark, lake, manifest, T0 + D + 2 * H)  # a window after their events: their markers skip them
-    assert (web.window.selection.outside, web.window.selection.runs) == (2, ["run=2026-03-02-09-00-00"])
-    assert {row[0]: row[5] for row in text_rows(spark, lake, USERS)} == {uid("u1"): "2", uid("u2"): "1"}

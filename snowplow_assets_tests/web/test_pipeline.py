@@ -334,17 +334,38 @@ def runs_against_one_full_run(spark, tmp_path, variables, runs) -> dict[str, tup
     }
 
 
-def test_a_session_handed_to_another_user_leaves_the_old_user(spark, tmp_path):
+@pytest.fixture(scope="module")
+def late_events(spark, tmp_path_factory) -> dict[str, tuple[list, list]]:
+    """runs_against_one_full_run of two cases of late events, in sessions and users of their own, so that one
+    series of runs serves both tests below (each docstring says what its case proves).
+
+    Session q: the models pass its cap (x), then one run brings a late event of q up to the cap, within the
+    lookback, and one past it. Session s: first seen as u1's in the second run, it gets a late event of u2's,
+    earlier than its first event, in the third; s/home is before x, so x alone sets the third run's window."""
+    at = ts("2026-03-01 10:00:00")
+    s_home = at + 3.05 * D - m(30)
+    return runs_against_one_full_run(spark, tmp_path_factory.mktemp("late_events"), VARIABLES, [
+        ({"run=2026-03-03-22-00-00": [
+            *page_view("q/home", "q", "uq", at), Event("q/1", at + 2.9 * D, "q", "uq", event="struct"),
+        ]}, at + 2.9 * D + m(10)),
+        ({"run=2026-03-04-11-15-00": [
+            Event("x", at + 3.05 * D, "x", "u9"), *page_view("s/home", "s", "u1", s_home),
+        ]}, at + 3.05 * D + m(10)),
+        ({"run=2026-03-04-12-30-00": [
+            Event("q/late", at + 2.98 * D, "q", "uq", event="struct"),  # 1.7 hours behind the window's start
+            Event("q/past-cap", at + 3.1 * D, "q", "uq", event="struct"),
+            Event("s/earlier", s_home - m(1), "s", "u2", event="struct"),
+        ]}, at + 3.1 * D + m(10)),
+    ])  # fmt: skip
+
+
+def test_a_session_handed_to_another_user_leaves_the_old_user(late_events):
     """A late event earlier than the session's first event gives the session its user: the user the session
     had before is rebuilt too, and loses its row when it has no session left."""
-    at = ts("2026-03-01 10:00:00")
-    tables = runs_against_one_full_run(spark, tmp_path, VARIABLES, [
-        ({"run=2026-03-01-10-05-00": page_view("s/home", "s", "u1", at)}, at + m(10)),
-        ({"run=2026-03-01-11-05-00": [Event("s/earlier", at - m(1), "s", "u2", event="struct")]}, at + H + m(10)),
-    ])  # fmt: skip
-    after_runs, full_run = tables[USERS]
+    after_runs, full_run = late_events[USERS]
     assert after_runs == full_run
-    assert [(row[0], row[3], row[5]) for row in after_runs] == [(uid("u2"), uid("s"), 1)]
+    assert sorted(row[0] for row in after_runs) == sorted(uid(u) for u in ("u2", "uq", "u9"))  # no row for u1
+    assert [(row[0], row[3], row[5]) for row in after_runs if row[0] == uid("u2")] == [(uid("u2"), uid("s"), 1)]
 
 
 def test_a_user_returning_after_session_lookback_days_keeps_their_first_session(spark, tmp_path):
@@ -364,27 +385,16 @@ def test_a_user_returning_after_session_lookback_days_keeps_their_first_session(
     assert users[uid("u5")][3:6] == (uid("a"), uid("b"), 2)
 
 
-def test_the_run_that_quarantines_a_session_builds_it_with_its_late_events_up_to_the_cap(spark, tmp_path):
+def test_the_run_that_quarantines_a_session_builds_it_with_its_late_events_up_to_the_cap(late_events):
     """The models had passed the session's cap before a late event up to the cap arrived, within the lookback,
     in the same run as the event past the cap that quarantines the session: the session is built from every
     event up to its cap, as one run over the same events builds it."""
-    at = ts("2026-03-01 10:00:00")
-    tables = runs_against_one_full_run(spark, tmp_path, VARIABLES, [
-        ({"run=2026-03-03-22-00-00": [
-            *page_view("q/home", "q", "uq", at), Event("q/1", at + 2.9 * D, "q", "uq", event="struct"),
-        ]}, at + 2.9 * D + m(10)),
-        ({"run=2026-03-04-11-15-00": [Event("x", at + 3.05 * D, "x", "u9")]}, at + 3.05 * D + m(10)),
-        ({"run=2026-03-04-12-30-00": [
-            Event("q/late", at + 2.98 * D, "q", "uq", event="struct"),  # 1.7 hours behind the window's start
-            Event("q/past-cap", at + 3.1 * D, "q", "uq", event="struct"),
-        ]}, at + 3.1 * D + m(10)),
-    ])  # fmt: skip
     for model in (SESSIONS_LIFECYCLE, QUARANTINED_SESSIONS, SESSIONS, USERS):
-        after_runs, full_run = tables[model]
+        after_runs, full_run = late_events[model]
         assert after_runs == full_run, model
-    sessions = {row[0]: row for row in tables[SESSIONS][0]}
+    sessions = {row[0]: row for row in late_events[SESSIONS][0]}
     assert sessions[uid("q")][6] == 3  # q/home, q/1 and q/late; not q/past-cap
-    assert [row[0] for row in tables[QUARANTINED_SESSIONS][0]] == [uid("q")]
+    assert [row[0] for row in late_events[QUARANTINED_SESSIONS][0]] == [uid("q")]
 
 
 def test_a_run_killed_in_a_day_swap_loses_no_row_and_the_next_run_catches_up(spark, tmp_path):
