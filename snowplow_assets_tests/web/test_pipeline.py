@@ -334,19 +334,27 @@ def runs_against_one_full_run(spark, tmp_path, variables, runs) -> dict[str, tup
     }
 
 
+# A user's sessions more than session_lookback_days apart, and a users upsert without a lookback of its own.
+RETURNING_VARIABLES = WebVariables(start_date=date(2026, 3, 1), session_lookback_days=3, upsert_lookback_days=0)
+
+
 @pytest.fixture(scope="module")
 def late_events(spark, tmp_path_factory) -> dict[str, tuple[list, list]]:
-    """runs_against_one_full_run of two cases of late events, in sessions and users of their own, so that one
-    series of runs serves both tests below (each docstring says what its case proves).
+    """runs_against_one_full_run of three cases of late events, in sessions and users of their own, so that one
+    series of runs serves the three tests below (each docstring says what its case proves).
 
     Session q: the models pass its cap (x), then one run brings a late event of q up to the cap, within the
     lookback, and one past it. Session s: first seen as u1's in the second run, it gets a late event of u2's,
-    earlier than its first event, in the third; s/home is before x, so x alone sets the third run's window."""
+    earlier than its first event, in the third; s/home is before x, so x alone sets the third run's window.
+    User u5: session a in the first run, then b more than session_lookback_days later, once `other` has moved
+    the window on. The variables are the ones u5's case needs; q's and s's do not depend on them: every
+    window that touches q or s is less than 3 days after the day their lifecycle rows start."""
     at = ts("2026-03-01 10:00:00")
     s_home = at + 3.05 * D - m(30)
-    return runs_against_one_full_run(spark, tmp_path_factory.mktemp("late_events"), VARIABLES, [
+    return runs_against_one_full_run(spark, tmp_path_factory.mktemp("late_events"), RETURNING_VARIABLES, [
         ({"run=2026-03-03-22-00-00": [
             *page_view("q/home", "q", "uq", at), Event("q/1", at + 2.9 * D, "q", "uq", event="struct"),
+            *page_view("a/home", "a", "u5", at),
         ]}, at + 2.9 * D + m(10)),
         ({"run=2026-03-04-11-15-00": [
             Event("x", at + 3.05 * D, "x", "u9"), *page_view("s/home", "s", "u1", s_home),
@@ -356,6 +364,8 @@ def late_events(spark, tmp_path_factory) -> dict[str, tuple[list, list]]:
             Event("q/past-cap", at + 3.1 * D, "q", "uq", event="struct"),
             Event("s/earlier", s_home - m(1), "s", "u2", event="struct"),
         ]}, at + 3.1 * D + m(10)),
+        ({"run=2026-03-05-10-05-00": [Event("other", at + 4 * D, "other", "u8")]}, at + 4 * D + m(10)),
+        ({"run=2026-03-06-10-05-00": page_view("b/home", "b", "u5", at + 5 * D)}, at + 5 * D + m(10)),
     ])  # fmt: skip
 
 
@@ -364,22 +374,15 @@ def test_a_session_handed_to_another_user_leaves_the_old_user(late_events):
     had before is rebuilt too, and loses its row when it has no session left."""
     after_runs, full_run = late_events[USERS]
     assert after_runs == full_run
-    assert sorted(row[0] for row in after_runs) == sorted(uid(u) for u in ("u2", "uq", "u9"))  # no row for u1
+    assert sorted(row[0] for row in after_runs) == sorted(uid(u) for u in ("u2", "u5", "u8", "uq", "u9"))  # no u1
     assert [(row[0], row[3], row[5]) for row in after_runs if row[0] == uid("u2")] == [(uid("u2"), uid("s"), 1)]
 
 
-def test_a_user_returning_after_session_lookback_days_keeps_their_first_session(spark, tmp_path):
+def test_a_user_returning_after_session_lookback_days_keeps_their_first_session(late_events):
     """A user's row covers every session of theirs, however long ago (dbt-snowplow-web reads a user's sessions
     from the first on, and upserts users without a lookback), so it neither loses the old ones nor leaves the
     old row behind."""
-    variables = WebVariables(start_date=date(2026, 3, 1), session_lookback_days=3, upsert_lookback_days=0)
-    at = ts("2026-03-01 10:00:00")
-    tables = runs_against_one_full_run(spark, tmp_path, variables, [
-        ({"run=2026-03-01-10-05-00": page_view("a/home", "a", "u5", at)}, at + m(10)),
-        ({"run=2026-03-05-10-05-00": [Event("other", at + 4 * D, "other", "u9")]}, at + 4 * D + m(10)),
-        ({"run=2026-03-06-10-05-00": page_view("b/home", "b", "u5", at + 5 * D)}, at + 5 * D + m(10)),
-    ])  # fmt: skip
-    after_runs, full_run = tables[USERS]
+    after_runs, full_run = late_events[USERS]
     assert after_runs == full_run
     users = {row[0]: row for row in after_runs}
     assert users[uid("u5")][3:6] == (uid("a"), uid("b"), 2)
