@@ -339,19 +339,21 @@ RETURNING_VARIABLES = WebVariables(start_date=date(2026, 3, 1), session_lookback
 
 
 @pytest.fixture(scope="module")
-def late_events(spark, tmp_path_factory) -> dict[str, tuple[list, list]]:
-    """runs_against_one_full_run of three cases of late events, in sessions and users of their own, so that one
-    series of runs serves the three tests below (each docstring says what its case proves).
+def three_cases(spark, tmp_path_factory) -> dict[str, tuple[list, list]]:
+    """runs_against_one_full_run of three cases, in sessions and users of their own, so that one series of
+    runs serves the three tests below (each docstring says what its case proves).
 
     Session q: the models pass its cap (x), then one run brings a late event of q up to the cap, within the
     lookback, and one past it. Session s: first seen as u1's in the second run, it gets a late event of u2's,
     earlier than its first event, in the third; s/home is before x, so x alone sets the third run's window.
     User u5: session a in the first run, then b more than session_lookback_days later, once `other` has moved
-    the window on. The variables are the ones u5's case needs; q's and s's do not depend on them: every
-    window that touches q or s is less than 3 days after the day their lifecycle rows start."""
+    the window on. The variables are the ones u5's case needs; q's and s's do not depend on them: the windows
+    that touch q or s open on 03-04, so they search the lifecycle from 03-01 on, the day q's row starts (s's
+    starts on 03-04); and the rows replaced in their runs start on the same days as the rows replacing them,
+    so an upsert without a lookback reaches them."""
     at = ts("2026-03-01 10:00:00")
     s_home = at + 3.05 * D - m(30)
-    return runs_against_one_full_run(spark, tmp_path_factory.mktemp("late_events"), RETURNING_VARIABLES, [
+    return runs_against_one_full_run(spark, tmp_path_factory.mktemp("three_cases"), RETURNING_VARIABLES, [
         ({"run=2026-03-03-22-00-00": [
             *page_view("q/home", "q", "uq", at), Event("q/1", at + 2.9 * D, "q", "uq", event="struct"),
             *page_view("a/home", "a", "u5", at),
@@ -369,35 +371,35 @@ def late_events(spark, tmp_path_factory) -> dict[str, tuple[list, list]]:
     ])  # fmt: skip
 
 
-def test_a_session_handed_to_another_user_leaves_the_old_user(late_events):
+def test_a_session_handed_to_another_user_leaves_the_old_user(three_cases):
     """A late event earlier than the session's first event gives the session its user: the user the session
     had before is rebuilt too, and loses its row when it has no session left."""
-    after_runs, full_run = late_events[USERS]
+    after_runs, full_run = three_cases[USERS]
     assert after_runs == full_run
     assert sorted(row[0] for row in after_runs) == sorted(uid(u) for u in ("u2", "u5", "u8", "uq", "u9"))  # no u1
     assert [(row[0], row[3], row[5]) for row in after_runs if row[0] == uid("u2")] == [(uid("u2"), uid("s"), 1)]
 
 
-def test_a_user_returning_after_session_lookback_days_keeps_their_first_session(late_events):
+def test_a_user_returning_after_session_lookback_days_keeps_their_first_session(three_cases):
     """A user's row covers every session of theirs, however long ago (dbt-snowplow-web reads a user's sessions
     from the first on, and upserts users without a lookback), so it neither loses the old ones nor leaves the
     old row behind."""
-    after_runs, full_run = late_events[USERS]
+    after_runs, full_run = three_cases[USERS]
     assert after_runs == full_run
     users = {row[0]: row for row in after_runs}
     assert users[uid("u5")][3:6] == (uid("a"), uid("b"), 2)
 
 
-def test_the_run_that_quarantines_a_session_builds_it_with_its_late_events_up_to_the_cap(late_events):
+def test_the_run_that_quarantines_a_session_builds_it_with_its_late_events_up_to_the_cap(three_cases):
     """The models had passed the session's cap before a late event up to the cap arrived, within the lookback,
     in the same run as the event past the cap that quarantines the session: the session is built from every
     event up to its cap, as one run over the same events builds it."""
     for model in (SESSIONS_LIFECYCLE, QUARANTINED_SESSIONS, SESSIONS, USERS):
-        after_runs, full_run = late_events[model]
+        after_runs, full_run = three_cases[model]
         assert after_runs == full_run, model
-    sessions = {row[0]: row for row in late_events[SESSIONS][0]}
+    sessions = {row[0]: row for row in three_cases[SESSIONS][0]}
     assert sessions[uid("q")][6] == 3  # q/home, q/1 and q/late; not q/past-cap
-    assert [row[0] for row in late_events[QUARANTINED_SESSIONS][0]] == [uid("q")]
+    assert [row[0] for row in three_cases[QUARANTINED_SESSIONS][0]] == [uid("q")]
 
 
 def test_a_run_killed_in_a_day_swap_loses_no_row_and_the_next_run_catches_up(spark, tmp_path):
