@@ -49,7 +49,13 @@ def _metadata(instance, key, partition=None):
     return {k: v.value for k, v in records[0].asset_materialization.metadata.items()}
 
 
-def test_process_ingests_new_landings_cuts_a_batch_and_checks_it(instance):
+def test_process_ingests_new_landings_cuts_batches_checks_them_and_recuts_in_full_on_request(instance):
+    """One lake through three `process` calls:
+    - the first registers and ingests the new landings, cuts the first batch, refreshes the latest view and
+      runs the column tests, which pass;
+    - the second ingests only the new landing and cuts an incremental batch, whose failing column tests are
+      non-blocking errors and whose new column is a drift warning;
+    - the third, a full refresh, ingests nothing and cuts every batch again from all its records."""
     settings = Settings()
     lake = Lake(settings.lake)
     _, generation = generate_demo_landings(settings, END)
@@ -103,6 +109,16 @@ def test_process_ingests_new_landings_cuts_a_batch_and_checks_it(instance):
     assert not drift.passed and drift.severity == dg.AssetCheckSeverity.WARN
     assert drift.metadata["added"].value == {"nickname": "STRING"} and drift.metadata["removed"].value == {}
     assert Path(lake.cdc_latest("customers"), "_latest.json").exists()
+    fs = LocalFileSystem()
+    incremental = latest_batch(fs, lake, "customers")
+    # 9001 and 9002 are new live keys; 9003 was never inserted, so its delete leaves a tombstone only.
+    assert (incremental.mode, incremental.rows) == ("incremental", len(generation.expected) + 2)
+
+    messages.clear()
+    [batch_run] = process_cdc(instance, settings, messages.append, ProcessRequest(full_refresh=True))
+    assert "cutting CDC batches in full ..." in messages and batch_run.success
+    newest = latest_batch(fs, lake, "customers")
+    assert (newest.mode, newest.reason, newest.rows) == ("full", "full recompute requested", incremental.rows)
 
 
 def test_no_landings_means_no_runs(instance):
@@ -142,20 +158,42 @@ def definitions_loaded_anew():
     _load_definitions_anew()
 
 
-def test_a_landing_read_under_other_models_is_named_until_ingested_again(
+def test_ignored_topics_are_not_bad_and_a_landing_read_under_other_models_is_named_until_ingested_again(
     instance, tmp_path, monkeypatch, definitions_loaded_anew
 ):
-    """A topic the models file did not declare made bad rows; once declared, the landing must be read again."""
-    models_file = write_models(tmp_path / "models.yaml")
+    """Landing b: records of an ignored topic are counted apart from bad ones, and its ingest run's check says
+    so. Landing a: a topic the models file did not declare made bad rows; once declared, the landing must be
+    read again, and landing b, read the same way under both files, is not named."""
+    models_file = write_models(tmp_path / "models.yaml", ISSUE_MODELS_YAML + "ignored_topics: ['shop.inventory.*']\n")
     monkeypatch.setenv("SNOWPLOW_CDC_MODELS", str(models_file))
+    definitions_loaded_anew()
     lake = Lake(Settings().lake)
     write_landing(
         lake,
         "landing=a",
         [partial(1, 1_000, 0, {"email": "a@x"}), record("customers_v2", {"id": 2, "email": "b@x"}, "2", 1_000, 0)],
     )
+    write_landing(
+        lake,
+        "landing=b",
+        [
+            partial(1, 1_000, 0, {"email": "a@x"}),
+            record("shop.inventory.stock", {"sku": 1}, "1", 1_000, 0),
+            record("shop.payments", {"id": 1}, "1", 1_000, 0),
+        ],
+    )
     messages: list[str] = []
     first = process_cdc(instance, Settings(), messages.append)
+    assert [(o.job, o.partition) for o in first] == [
+        ("cdc_ingest_landing", "landing=a"), ("cdc_ingest_landing", "landing=b"), ("cdc_batch", None),
+    ]  # fmt: skip
+    history = _metadata(instance, "cdc_history", "landing=b")
+    assert (history["lines"], history["changes"], history["bad"], history["ignored"]) == (3, 1, 1, 1)
+    check = _checks(instance, first[1].run_id)["no_bad_records"]
+    assert not check.passed and check.description == "1 of 3 records were bad; 1 were of ignored topics"
+    assert check.severity == dg.AssetCheckSeverity.WARN
+    assert check.metadata["ignored"].value == 1 and check.metadata["bad_unknown_topic"].value == 1
+
     assert _metadata(instance, "cdc_history", "landing=a")["bad"] == 1
     assert _checks(instance, first[-1].run_id)["cdc_landings_read_by_the_current_models"].passed
 
@@ -163,7 +201,7 @@ def test_a_landing_read_under_other_models_is_named_until_ingested_again(
         f"      - {{topic: {PARTIAL}, contract: partial}}\n",
         f"      - {{topic: {PARTIAL}, contract: partial}}\n      - {{topic: customers_v2, contract: partial}}\n",
     )
-    write_models(models_file, declared)
+    write_models(models_file, declared + "ignored_topics: ['shop.inventory.*']\n")
     definitions_loaded_anew()
     messages.clear()
     second = process_cdc(instance, Settings(), messages.append)
@@ -172,6 +210,7 @@ def test_a_landing_read_under_other_models_is_named_until_ingested_again(
         "stale: CDC landing landing=a was read under other models (customers_v2: no model (bad rows) -> "
         "customers/partial/id); ingest it again: snowplow-assets process --ingest landing=a"
     ) in messages
+    assert not [m for m in messages if "landing=b" in m]
     check = _checks(instance, second[-1].run_id)["cdc_landings_read_by_the_current_models"]
     assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
     assert check.metadata["changes"].value == {
@@ -191,30 +230,6 @@ def test_a_landing_read_under_other_models_is_named_until_ingested_again(
     assert _metadata(instance, "cdc_latest")["customers/rows"] == 2
 
 
-def test_records_of_ignored_topics_are_counted_apart_from_bad_ones(
-    instance, tmp_path, monkeypatch, definitions_loaded_anew
-):
-    models_file = write_models(tmp_path / "models.yaml", ISSUE_MODELS_YAML + "ignored_topics: ['shop.inventory.*']\n")
-    monkeypatch.setenv("SNOWPLOW_CDC_MODELS", str(models_file))
-    definitions_loaded_anew()
-    write_landing(
-        Lake(Settings().lake),
-        "landing=a",
-        [
-            partial(1, 1_000, 0, {"email": "a@x"}),
-            record("shop.inventory.stock", {"sku": 1}, "1", 1_000, 0),
-            record("shop.payments", {"id": 1}, "1", 1_000, 0),
-        ],
-    )
-    run = process_cdc(instance, Settings(), lambda _: None)[0]
-    history = _metadata(instance, "cdc_history", "landing=a")
-    assert (history["lines"], history["changes"], history["bad"], history["ignored"]) == (3, 1, 1, 1)
-    check = _checks(instance, run.run_id)["no_bad_records"]
-    assert not check.passed and check.description == "1 of 3 records were bad; 1 were of ignored topics"
-    assert check.severity == dg.AssetCheckSeverity.WARN
-    assert check.metadata["ignored"].value == 1 and check.metadata["bad_unknown_topic"].value == 1
-
-
 @pytest.mark.parametrize(
     ("name", "problem"),
     [
@@ -226,19 +241,3 @@ def test_records_of_ignored_topics_are_counted_apart_from_bad_ones(
 def test_ingest_asks_for_a_landing_folder_that_exists(instance, name, problem):
     with pytest.raises(click.ClickException, match=problem):
         process_cdc(instance, Settings(), lambda _: None, ProcessRequest(landings=(name,)))
-
-
-def test_a_full_refresh_cuts_every_batch_from_all_its_records(instance):
-    settings = Settings()
-    lake = Lake(settings.lake)
-    write_landing(lake, "landing=a", [partial(1, 1_000, 0, {"email": "a@x"})])
-    process_cdc(instance, settings, lambda _: None)
-    write_landing(lake, "landing=b", [partial(2, 2_000, 0, {"email": "b@x"})])
-    process_cdc(instance, settings, lambda _: None)
-    fs = LocalFileSystem()
-    assert latest_batch(fs, lake, "customers").mode == "incremental"
-    messages: list[str] = []
-    [batch_run] = process_cdc(instance, settings, messages.append, ProcessRequest(full_refresh=True))
-    assert "cutting CDC batches in full ..." in messages and batch_run.success
-    newest = latest_batch(fs, lake, "customers")
-    assert (newest.mode, newest.reason, newest.rows) == ("full", "full recompute requested", 2)
