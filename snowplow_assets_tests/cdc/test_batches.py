@@ -21,9 +21,7 @@ from snowplow_assets.cdc.latest import latest_table
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.cdc.builders import (
-    DEBEZIUM,
     ISSUE_MODELS_YAML,
-    PARTIAL,
     debezium,
     event,
     models,
@@ -74,8 +72,9 @@ def story(spark, tmp_path_factory):
 
     def cut(name, now, **options):
         results = {r.model: r for r in cut_batches(spark, fs, lake, MODELS, now_ms=now, **options)}
-        batch = results["customers"].batch
-        seen[name] = (results, _contents(spark, fs, lake, batch) if batch else {})
+        # An unchanged model's batch is the previous one, whose contents were read when it was cut.
+        cut_now = results["customers"].status == "cut"
+        seen[name] = (results, _contents(spark, fs, lake, results["customers"].batch) if cut_now else None)
 
     for name, lines in (("landing=a", LANDING_A), ("landing=b", LANDING_B), ("landing=c", LANDING_C)):
         write_landing(lake, name, lines)
@@ -235,64 +234,105 @@ def test_a_landing_reingested_under_another_reading_supersedes_the_batch_and_one
     assert BatchManifest.from_json(json.dumps({**json.loads(previous.to_json()), "readings": None})) == before_readings
 
 
-ONLY_DEBEZIUM = "models:\n  customers:\n    topics:\n      - {topic: shop.customers, contract: debezium}\n"
-BOTH = ONLY_DEBEZIUM + "      - {topic: customers_raw, contract: partial}\n"
+# Three models changes, one model each, replayed in one lake: a topic's id field, a topic's contract, and a
+# topic moved out to another model. Each model reads topics of its own, `<model>.dbz` and `<model>.raw`.
+REREAD_BEFORE = """
+models:
+  id_field:
+    topics: [{topic: id_field.dbz, contract: debezium}]
+  contract:
+    topics: [{topic: contract.dbz, contract: debezium}]
+  moved_out:
+    topics: [{topic: moved_out.dbz, contract: debezium}, {topic: moved_out.raw, contract: partial}]
+"""
+REREAD_AFTER = """
+models:
+  id_field:
+    topics: [{topic: id_field.dbz, contract: debezium, id_field: customerId}]
+  contract:
+    topics: [{topic: contract.dbz, contract: partial}]
+  moved_out:
+    topics: [{topic: moved_out.raw, contract: partial}]
+  accounts:
+    topics: [{topic: moved_out.dbz, contract: debezium}]
+"""
+# Each model's view after the change: id -> email.
+REREAD_EXPECTED = {
+    "id_field": {"c-1": "a@x"},
+    # As partial rows, the whole values: no email; the delete of 2 is an update of 2 that a merge would
+    # order before the tombstone at the same coordinate.
+    "contract": {"1": None, "2": None},
+    "moved_out": {"9": "z@x"},
+}
 REREAD_LANDING = [
-    record(DEBEZIUM, {"payload": {"op": "c", "after": {"id": 1, "customerId": "c-1", "email": "a@x"}}}, '{"id": 1}'),
-    record(DEBEZIUM, {"payload": {"op": "d", "before": {"id": 2, "customerId": "c-2"}}}, '{"id": 2}', 1_001, 1),
-    record(PARTIAL, {"id": 9, "email": "z@x"}, "9"),  # a bad row (unknown topic) where no model declares it
+    line
+    for model in REREAD_EXPECTED
+    for line in (
+        record(
+            f"{model}.dbz",
+            {"payload": {"op": "c", "after": {"id": 1, "customerId": "c-1", "email": "a@x"}}},
+            '{"id": 1}',
+        ),
+        record(
+            f"{model}.dbz", {"payload": {"op": "d", "before": {"id": 2, "customerId": "c-2"}}}, '{"id": 2}', 1_001, 1
+        ),
+        record(f"{model}.raw", {"id": 9, "email": "z@x"}, "9"),  # a bad row (unknown topic) where no model declares it
+    )
 ]
 
 
-@pytest.mark.parametrize(
-    ("before", "after", "expected"),
-    [
-        pytest.param(
-            ONLY_DEBEZIUM, ONLY_DEBEZIUM.replace("debezium}", "debezium, id_field: customerId}"), {"c-1": "a@x"},
-            id="id field",
-        ),
-        # As partial rows, the whole values: no email; the delete of 2 is an update of 2 that a merge would
-        # order before the tombstone at the same coordinate.
-        pytest.param(ONLY_DEBEZIUM, ONLY_DEBEZIUM.replace("debezium}", "partial}"), {"1": None, "2": None}, id="contract"),
-        pytest.param(
-            BOTH,
-            "models:\n  customers:\n    topics: [{topic: customers_raw, contract: partial}]\n"
-            "  accounts:\n    topics: [{topic: shop.customers, contract: debezium}]\n",
-            {"9": "z@x"},
-            id="topic moved out",
-        ),
-    ],
-)  # fmt: skip
-def test_reingesting_after_a_models_change_gives_the_batch_and_view_of_a_fresh_replay(
-    spark, tmp_path, before, after, expected
-):
+def _contents_by_model(spark, fs, lake, batches):
+    """Each batch's contents as `_contents` gives them, by model, in one read."""
+    contents = {batch.model: {} for batch in batches}
+    for r in read_batches(spark, fs, lake, batches).collect():
+        contents[r["__model"]][r["__key"]] = (r["__kind"], json.loads(r["__data"]) if r["__data"] else None)
+    return contents
+
+
+def test_reingesting_after_a_models_change_gives_the_batch_and_view_of_a_fresh_replay(spark, tmp_path):
     """The README's steps after a models change: the cut under the new models (full, still reading the landing
     as first ingested), the re-ingest the stale-landings check asks for, the next cut. A merge cannot take the
-    old reading's records back, so that cut is full, and the view does not read the superseded batch."""
-    fs, old, new = LocalFileSystem(), models(before), models(after)
+    old reading's records back, so that cut is full, and the view does not read the superseded batch. For each
+    of the three changes of REREAD_AFTER, whose models are cut together."""
+    fs, old, new = LocalFileSystem(), models(REREAD_BEFORE), models(REREAD_AFTER)
     lake, fresh = Lake(str(tmp_path / "lake")), Lake(str(tmp_path / "fresh"))
 
-    def latest(at_lake: Lake) -> tuple[dict, object]:
-        table, sources = latest_table(spark, fs, at_lake, new.model("customers"))
-        return {r["id"]: r.asDict().get("email") for r in table.collect()}, sources.batch
+    def latest(at_lake: Lake) -> dict[str, tuple[dict, object]]:
+        views = {}
+        for model in REREAD_EXPECTED:
+            table, sources = latest_table(spark, fs, at_lake, new.model(model))
+            views[model] = ({r["id"]: r.asDict().get("email") for r in table.collect()}, sources.batch)
+        return views
+
+    def cut(at_lake: Lake, at_models, now_ms: int) -> dict:
+        results = cut_batches(spark, fs, at_lake, at_models, now_ms=now_ms)
+        return {r.model: r for r in results if r.model in REREAD_EXPECTED}
 
     for each in (lake, fresh):
         write_landing(each, "L1", REREAD_LANDING)
     ingest_landing(spark, fs, lake, "L1", old)
-    [first] = [r for r in cut_batches(spark, fs, lake, old, now_ms=10_000) if r.model == "customers"]
-    [changed] = [r for r in cut_batches(spark, fs, lake, new, now_ms=20_000) if r.model == "customers"]
-    assert (first.batch.mode, changed.batch.mode) == ("full", "full")
-    ingest_landing(spark, fs, lake, "L1", new)
-    assert latest(lake) == (expected, None), "before the next cut, the view replays"
-
-    [recut] = [r for r in cut_batches(spark, fs, lake, new, now_ms=30_000) if r.model == "customers"]
-    assert recut.batch.mode == "full" and recut.message.startswith(
-        "full: landings ingested again under another reading since the batch: L1 ("
+    first, changed = cut(lake, old, 10_000), cut(lake, new, 20_000)
+    assert {model: (first[model].batch.mode, changed[model].batch.mode) for model in REREAD_EXPECTED} == dict.fromkeys(
+        REREAD_EXPECTED, ("full", "full")
     )
+    ingest_landing(spark, fs, lake, "L1", new)
+    assert latest(lake) == {model: (expected, None) for model, expected in REREAD_EXPECTED.items()}, (
+        "before the next cut, the view replays"
+    )
+
+    recut = cut(lake, new, 30_000)
+    assert set(recut) == set(REREAD_EXPECTED)
+    for model, result in recut.items():
+        assert result.batch.mode == "full" and result.message.startswith(
+            "full: landings ingested again under another reading since the batch: L1 ("
+        ), model
     ingest_landing(spark, fs, fresh, "L1", new)
-    [replay] = [r for r in cut_batches(spark, fs, fresh, new, now_ms=30_000) if r.model == "customers"]
-    assert _contents(spark, fs, lake, recut.batch) == _contents(spark, fs, fresh, replay.batch)
-    assert latest(lake) == (expected, recut.batch) and latest(fresh) == (expected, replay.batch)
+    replay = cut(fresh, new, 30_000)
+    assert _contents_by_model(spark, fs, lake, [r.batch for r in recut.values()]) == _contents_by_model(
+        spark, fs, fresh, [r.batch for r in replay.values()]
+    )
+    assert latest(lake) == {model: (expected, recut[model].batch) for model, expected in REREAD_EXPECTED.items()}
+    assert latest(fresh) == {model: (expected, replay[model].batch) for model, expected in REREAD_EXPECTED.items()}
 
 
 def _manifest(model: str, boundary: int, cut_at: int) -> BatchManifest:
