@@ -74,40 +74,38 @@ def test_a_landing_whose_history_is_gone_fails_the_cut_and_the_view_instead_of_b
     assert _latest_keys(spark, lake) == ["2"]
 
 
-def test_accepted_values_written_with_a_fraction_accept_the_whole_numbers_of_an_integer_column(spark, lake):
-    # A source's float column whose values happen to be whole (Debezium writes 20.0) is typed BIGINT: JSON
-    # parsing keeps no trailing zeros. The tests' values are written as the source writes them.
-    rates = models(
-        "models:\n  rates:\n    topics: [{topic: t, contract: partial}]\n"
+def test_column_tests_compare_numbers_by_value_as_sql_does(spark, lake):
+    """Two models, cut together:
+    - rates: accepted values written with a fraction accept the whole numbers of an integer column;
+    - zeros: a negative zero and a zero are one value to unique and accepted_values."""
+    numbers = models(
+        "models:\n"
+        "  rates:\n    topics: [{topic: rates, contract: partial}]\n"
         "    tests: {accepted_values: {rate: [1.0, 2.0, 2.5, '4.0e0']}}\n"
-    )
-    lines = [
-        record("t", {"rate": rate}, str(key), T, key)
-        for key, rate in enumerate([1.0, 2.0, 3.0, 4.0, -0.0, 12345678.0], start=1)
-    ]
-    write_landing(lake, "a", lines)
-    fs = LocalFileSystem()
-    ingest_landing(spark, fs, lake, "a", rates)
-    (result,) = cut_batches(spark, fs, lake, rates, now_ms=T + 1)
-    assert result.batch.columns == {"rate": "BIGINT"}
-    (outcome,) = run_column_tests_on(spark, fs, lake, rates.model("rates"), result.batch)
-    assert (outcome.failures, outcome.failing_rows, outcome.samples) == (3, 3, ("0", "12345678", "3"))
-
-
-def test_a_negative_zero_and_a_zero_are_one_value_to_unique_and_accepted_values(spark, lake):
-    # -0e0 is a double -0.0, which equals 0.0 in SQL (and in every warehouse's dbt query), though its text differs.
-    zeros = models(
-        "models:\n  zeros:\n    topics: [{topic: t, contract: partial}]\n"
+        "  zeros:\n    topics: [{topic: zeros, contract: partial}]\n"
         "    tests: {unique: [x], accepted_values: {x: [0, 1.5]}}\n"
     )
-    lines = [
-        raw_record("t", value, str(key), T, key) for key, value in enumerate(['{"x": -0e0}', '{"x": 0}', '{"x": 1.5}'])
+    # A source's float column whose values happen to be whole (Debezium writes 20.0) is typed BIGINT: JSON
+    # parsing keeps no trailing zeros. The tests' values are written as the source writes them.
+    rates = [
+        record("rates", {"rate": rate}, str(key), T, key)
+        for key, rate in enumerate([1.0, 2.0, 3.0, 4.0, -0.0, 12345678.0], start=1)
     ]
-    write_landing(lake, "a", lines)
+    # -0e0 is a double -0.0, which equals 0.0 in SQL (and in every warehouse's dbt query), though its text differs.
+    zeros = [
+        raw_record("zeros", value, str(key), T, key)
+        for key, value in enumerate(['{"x": -0e0}', '{"x": 0}', '{"x": 1.5}'])
+    ]
+    write_landing(lake, "a", [*rates, *zeros])
     fs = LocalFileSystem()
-    ingest_landing(spark, fs, lake, "a", zeros)
-    (result,) = cut_batches(spark, fs, lake, zeros, now_ms=T + 1)
-    assert result.batch.columns == {"x": "DOUBLE"}
-    unique, accepted = run_column_tests_on(spark, fs, lake, zeros.model("zeros"), result.batch)
+    ingest_landing(spark, fs, lake, "a", numbers)
+    results = {r.model: r for r in cut_batches(spark, fs, lake, numbers, now_ms=T + 1)}
+
+    assert results["rates"].batch.columns == {"rate": "BIGINT"}
+    (outcome,) = run_column_tests_on(spark, fs, lake, numbers.model("rates"), results["rates"].batch)
+    assert (outcome.failures, outcome.failing_rows, outcome.samples) == (3, 3, ("0", "12345678", "3"))
+
+    assert results["zeros"].batch.columns == {"x": "DOUBLE"}
+    unique, accepted = run_column_tests_on(spark, fs, lake, numbers.model("zeros"), results["zeros"].batch)
     assert (unique.passed, unique.failures, unique.failing_rows, unique.samples) == (False, 1, 2, ("0.0",))
     assert accepted.passed
