@@ -1,6 +1,7 @@
 """The CDC step of `process` (cli/process_cdc.py): register, ingest, cut and check, through Dagster runs."""
 
 import gzip
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,20 +22,32 @@ from snowplow_assets_tests.cdc.builders import ISSUE_MODELS_YAML, PARTIAL, parti
 END = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-@pytest.fixture
-def instance(tmp_path, monkeypatch, spark):
-    home = tmp_path / "dagster_home"
+def _instance_over_a_lake(root: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dg.DagsterInstance]:
+    home = root / "dagster_home"
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     for name, value in {
         "DAGSTER_HOME": str(home),
-        "SNOWPLOW_LAKE": str(tmp_path / "lake"),
+        "SNOWPLOW_LAKE": str(root / "lake"),
         "SNOWPLOW_SPARK_MASTER": "local[2]",
         "SNOWPLOW_SPARK_SHUFFLE_PARTITIONS": "2",
     }.items():
         monkeypatch.setenv(name, value)
     with dg.DagsterInstance.get() as dagster_instance:
         yield dagster_instance
+
+
+@pytest.fixture
+def instance(tmp_path, monkeypatch, spark):
+    yield from _instance_over_a_lake(tmp_path, monkeypatch)
+
+
+@pytest.fixture(scope="module")
+def idle_instance(tmp_path_factory, spark):
+    """An instance over a lake without landings, shared by the tests that start no run and so leave both as
+    they were (a new instance takes a second or two to set up its storage)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield from _instance_over_a_lake(tmp_path_factory.mktemp("idle"), monkeypatch)
 
 
 def _checks(instance, run_id):
@@ -121,9 +134,9 @@ def test_process_ingests_new_landings_cuts_batches_checks_them_and_recuts_in_ful
     assert (newest.mode, newest.reason, newest.rows) == ("full", "full recompute requested", incremental.rows)
 
 
-def test_no_landings_means_no_runs(instance):
+def test_no_landings_means_no_runs(idle_instance):
     messages: list[str] = []
-    assert process_cdc(instance, Settings(), messages.append) == []
+    assert process_cdc(idle_instance, Settings(), messages.append) == []
     assert messages == ["no CDC landings"]
 
 
@@ -238,6 +251,6 @@ def test_ignored_topics_are_not_bad_and_a_landing_read_under_other_models_is_nam
         ("cdc/landing/landing=none", "no such CDC landing: .*/cdc/landing/landing=none$"),  # as `manifest` names it
     ],
 )
-def test_ingest_asks_for_a_landing_folder_that_exists(instance, name, problem):
+def test_ingest_asks_for_a_landing_folder_that_exists(idle_instance, name, problem):
     with pytest.raises(click.ClickException, match=problem):
-        process_cdc(instance, Settings(), lambda _: None, ProcessRequest(landings=(name,)))
+        process_cdc(idle_instance, Settings(), lambda _: None, ProcessRequest(landings=(name,)))
