@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from snowplow_assets.events.shred_batch import ShredReport, shred_run_folder
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.lake import Lake
 from snowplow_assets.spark import build_spark_session
@@ -148,6 +149,18 @@ def spark_connect_server(_launched_spark_connect_server: RunningServer | None) -
     assert _launched_spark_connect_server is not None, "launched for every session whose tests use it"
     _launched_spark_connect_server.wait_until_listening()
     return _launched_spark_connect_server
+
+
+@pytest.fixture(scope="session")
+def golden(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[Lake, ShredReport]:
+    """The golden batch of events/test_shred_batch.py shredded once, with the default options, in a lake of its
+    own: its lake and report. A shred costs seconds whatever its size, so every test that reads this output
+    shares it; none may change the lake (the checks' tests damage copies)."""
+    from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
+
+    lake = Lake(str(tmp_path_factory.mktemp("golden") / "lake"))
+    write_run_folder(lake, RUN, GOLDEN_INPUT)
+    return lake, shred_run_folder(spark, LocalFileSystem(), lake, RUN)
 
 
 @pytest.fixture

@@ -40,50 +40,6 @@ def materializations(result, key):
     ]
 
 
-def test_shred_job_materialises_with_metadata_and_passing_checks(definitions, instance, lake, spark_builds):
-    write_run_folder(lake, RUN, GOLDEN_INPUT)
-    instance.add_dynamic_partitions("enriched_runs", [RUN])
-    result = definitions.resolve_job_def("shred_enriched_run").execute_in_process(partition_key=RUN, instance=instance)
-    assert result.success
-    assert len(spark_builds) == 1, "one SparkSession per run, shared by the steps"
-
-    [batch] = materializations(result, "enriched_batch")
-    assert batch.metadata["files"].value == 1 and batch.partition == RUN
-    [atomic] = materializations(result, "atomic_events")
-    meta = {k: v.value for k, v in atomic.metadata.items()}
-    assert (meta["lines_read"], meta["good"], meta["bad"]) == (7, 4, 2)
-    assert (meta["natural_duplicates_removed"], meta["synthetic_duplicates_renamed"]) == (1, 2)
-    assert meta["path"] == f"{lake.shredded_good(RUN)}/atomic-events"
-    assert set(meta["phase_seconds"]) >= {"parse", "decisions", "output", "publish"}
-    rounding = 0.01 * len(meta["phase_seconds"])  # each figure is rounded to 0.01 s
-    assert (
-        0
-        < sum(meta["phase_seconds"].values())
-        <= meta["duration_seconds"] + meta["phase_seconds"]["publish"] + rounding
-    )
-    [types] = materializations(result, "shredded_types")
-    table = types.metadata["entity_types"].value
-    counts = {r.data["schema"]: r.data["count"] for r in table.records}
-    assert counts["iglu:com.snowplowanalytics.snowplow/web_page/jsonschema/1-0-0"] == 4
-    assert counts["iglu:com.snowplowanalytics.snowplow/duplicate/jsonschema/1-0-0"] == 2
-
-    evaluations = [
-        e.asset_check_evaluation_data
-        for e in result.all_events
-        if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION
-    ]
-    assert {e.check_name for e in evaluations} == {
-        "unique_event_ids",
-        "lines_accounted_for",
-        "entities_have_events",
-        "renamed_events_have_duplicate_context",
-        "kept_events_not_held_by_other_batches",
-        "kept_events_checked_by_the_event_manifest",
-    }
-    assert all(e.passed for e in evaluations)
-    assert instance.get_materialized_partitions(dg.AssetKey("atomic_events")) == {RUN}
-
-
 def test_spark_is_lazy_and_not_needed_to_record_the_input(definitions, instance, lake, no_spark):
     write_run_folder(lake, RUN, GOLDEN_INPUT)
     instance.add_dynamic_partitions("enriched_runs", [RUN])
@@ -129,14 +85,17 @@ def test_sensor_registers_ready_folders_in_chunks_without_spark(definitions, ins
     assert [r.partition_key for r in second.run_requests] == ["run=2026-03-01-12-00-00"]
 
 
-def test_a_blocking_check_that_fails_withdraws_the_completion_marker_until_a_rerun_passes(
-    lake, instance, monkeypatch, spark
+def test_a_blocking_check_that_fails_withdraws_the_marker_and_the_rerun_materialises_with_metadata_and_passing_checks(
+    definitions, lake, instance, monkeypatch, spark_builds
 ):
-    """With deduplication off, the golden batch's copies of one event share its id: unique_event_ids fails
-    after the output is published, and the marker goes, so that no loader or web model takes the folder in."""
+    """Two runs of the golden batch prove:
+    - with deduplication off, its copies of one event share its id: unique_event_ids fails after the output
+      is published, and the marker goes, so that no loader or web model takes the folder in;
+    - the rerun, with the default settings, succeeds and writes the marker again; it starts one SparkSession,
+      shared by its steps; it materialises every asset of the step with its metadata (counts, path, phase
+      times within the run's duration, entity types) and every check passes."""
     from snowplow_assets.definitions import defs
 
-    monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
     write_run_folder(lake, RUN, GOLDEN_INPUT)
     instance.add_dynamic_partitions("enriched_runs", [RUN])
     marker = Path(lake.shredding_complete(RUN))
@@ -157,7 +116,44 @@ def test_a_blocking_check_that_fails_withdraws_the_completion_marker_until_a_rer
     [atomic] = materializations(result, "atomic_events")
     assert atomic.metadata["completion_marker_withdrawn_by"].value == ["unique_event_ids"]
 
-    monkeypatch.delenv("SNOWPLOW_DEDUP_NATURAL")
-    monkeypatch.delenv("SNOWPLOW_DEDUP_SYNTHETIC")
-    rerun = defs().resolve_job_def("shred_enriched_run").execute_in_process(partition_key=RUN, instance=instance)
-    assert rerun.success and marker.exists()
+    # `definitions` was built before deduplication was switched off: the default settings.
+    builds = len(spark_builds)
+    result = definitions.resolve_job_def("shred_enriched_run").execute_in_process(partition_key=RUN, instance=instance)
+    assert result.success and marker.exists()
+    assert len(spark_builds) - builds == 1, "one SparkSession per run, shared by the steps"
+
+    [batch] = materializations(result, "enriched_batch")
+    assert batch.metadata["files"].value == 1 and batch.partition == RUN
+    [atomic] = materializations(result, "atomic_events")
+    meta = {k: v.value for k, v in atomic.metadata.items()}
+    assert (meta["lines_read"], meta["good"], meta["bad"]) == (7, 4, 2)
+    assert (meta["natural_duplicates_removed"], meta["synthetic_duplicates_renamed"]) == (1, 2)
+    assert meta["path"] == f"{lake.shredded_good(RUN)}/atomic-events"
+    assert set(meta["phase_seconds"]) >= {"parse", "decisions", "output", "publish"}
+    rounding = 0.01 * len(meta["phase_seconds"])  # each figure is rounded to 0.01 s
+    assert (
+        0
+        < sum(meta["phase_seconds"].values())
+        <= meta["duration_seconds"] + meta["phase_seconds"]["publish"] + rounding
+    )
+    [types] = materializations(result, "shredded_types")
+    table = types.metadata["entity_types"].value
+    counts = {r.data["schema"]: r.data["count"] for r in table.records}
+    assert counts["iglu:com.snowplowanalytics.snowplow/web_page/jsonschema/1-0-0"] == 4
+    assert counts["iglu:com.snowplowanalytics.snowplow/duplicate/jsonschema/1-0-0"] == 2
+
+    evaluations = [
+        e.asset_check_evaluation_data
+        for e in result.all_events
+        if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION
+    ]
+    assert {e.check_name for e in evaluations} == {
+        "unique_event_ids",
+        "lines_accounted_for",
+        "entities_have_events",
+        "renamed_events_have_duplicate_context",
+        "kept_events_not_held_by_other_batches",
+        "kept_events_checked_by_the_event_manifest",
+    }
+    assert all(e.passed for e in evaluations)
+    assert instance.get_materialized_partitions(dg.AssetKey("atomic_events")) == {RUN}

@@ -44,15 +44,22 @@ def decide(spark, rows, dedup=InBatchDedup(), run=RUN):
     return {r.row_id: (r.action, r.new_event_id) for r in decisions}
 
 
-def test_natural_duplicates_keep_the_earliest_etl_tstamp(spark):
-    decisions = decide(spark, BATCH)
+@pytest.fixture(scope="module")
+def batch_decisions(spark):
+    """BATCH's decisions with the default switches, decided once: the tests that read them share them (a test
+    of determinism decides again itself)."""
+    return decide(spark, BATCH)
+
+
+def test_natural_duplicates_keep_the_earliest_etl_tstamp(batch_decisions):
+    decisions = batch_decisions
     assert decisions[0] == (NATURAL_DUPLICATE, None)
     assert 1 not in decisions
     assert 6 not in decisions
 
 
-def test_identical_copies_keep_exactly_one(spark):
-    decisions = decide(spark, BATCH)
+def test_identical_copies_keep_exactly_one(batch_decisions):
+    decisions = batch_decisions
     assert sorted(decisions.get(r, ("kept",))[0] for r in (2, 3)) == ["kept", NATURAL_DUPLICATE]
 
 
@@ -62,8 +69,8 @@ def test_tie_break_does_not_depend_on_input_order(spark):
     assert decide(spark, [(7, A, "fp1", T1, 11), (3, A, "fp1", T1, 99)]) == {3: (NATURAL_DUPLICATE, None)}
 
 
-def test_empty_fingerprints_never_merge_and_are_renamed(spark):
-    decisions = decide(spark, BATCH)
+def test_empty_fingerprints_never_merge_and_are_renamed(batch_decisions):
+    decisions = batch_decisions
     assert decisions[4][0] == decisions[5][0] == SYNTHETIC_RENAME
     assert decisions[4][1] != decisions[5][1]
 
@@ -81,9 +88,9 @@ def test_synthetic_duplicates_all_get_new_deterministic_ids(spark):
     assert first[1][1] == str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{RUN}|{A}|fp2|2026-03-01 10:00:00.000000|2|0"))
 
 
-def test_the_same_duplicates_in_another_batch_get_other_ids_and_a_rerun_the_same(spark):
+def test_the_same_duplicates_in_another_batch_get_other_ids_and_a_rerun_the_same(spark, batch_decisions):
     # At-least-once delivery puts the same lines in two run folders: each batch names its renames itself.
-    first, rerun, later = decide(spark, BATCH), decide(spark, BATCH), decide(spark, BATCH, run=LATER_RUN)
+    first, rerun, later = batch_decisions, decide(spark, BATCH), decide(spark, BATCH, run=LATER_RUN)
     assert rerun == first
     assert {r: a for r, (a, _) in later.items()} == {r: a for r, (a, _) in first.items()}
     renamed_first = {new for a, new in first.values() if a == SYNTHETIC_RENAME}
@@ -203,10 +210,10 @@ def test_cross_batch_synthetic_switched_off_keeps_ids_but_still_drops(spark):
     assert decisions[0][0] == CROSS_BATCH_DUPLICATE
 
 
-def test_ids_whose_hashes_collide_are_only_candidates(spark, monkeypatch):
+def test_ids_whose_hashes_collide_are_only_candidates(spark, monkeypatch, batch_decisions):
     # Every id hashing alike makes every line a candidate: the decisions are the same, because the windows
     # group by the ids themselves.
-    expected = decide(spark, BATCH)
+    expected = batch_decisions  # decided with the real hash
     monkeypatch.setattr(dedup, "event_id_hash", lambda: F.lit(0).cast("bigint"))
     assert decide(spark, BATCH) == expected
     assert len(dedup.shared_id_candidates(spark.createDataFrame(BATCH, KEYS)).collect()) == len(BATCH)

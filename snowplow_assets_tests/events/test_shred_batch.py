@@ -19,7 +19,6 @@ from snowplow_assets.events.shred_batch import (
     ShredOptions,
     shred_run_folder,
 )
-from snowplow_assets.lake import Lake
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
 from snowplow_assets_tests.events.builders import UA_PARSER, WEB_PAGE, event_line, link_click
 
@@ -27,6 +26,7 @@ RUN = "run=2026-03-01-10-00-00"
 ID_A = "aaaaaaaa-1111-4111-8111-111111111111"
 ID_B = "bbbbbbbb-2222-4222-8222-222222222222"
 ID_C = "cccccccc-3333-4333-8333-333333333333"
+ID_DOTTED = "ffffffff-6666-4666-8666-666666666666"
 PAGE = "a0e3f1b2-0000-4000-8000-00000000cafe"
 
 A = event_line(event_id=ID_A, event_fingerprint="fpA")
@@ -74,14 +74,7 @@ def entity(vendor, name, version, data, root_id, root_tstamp="2026-03-01 10:00:0
     }
 
 
-@pytest.fixture(scope="module")
-def golden(spark, tmp_path_factory):
-    lake = Lake(str(tmp_path_factory.mktemp("golden") / "lake"))
-    write_run_folder(lake, RUN, GOLDEN_INPUT)
-    from snowplow_assets.storage import LocalFileSystem
-
-    report = shred_run_folder(spark, LocalFileSystem(), lake, RUN)
-    return lake, report
+# `golden`, GOLDEN_INPUT shredded once for the session with the default options, is in ../conftest.py.
 
 
 def test_golden_report_times_each_phase_without_overlap(golden):
@@ -263,72 +256,105 @@ def test_no_staging_left_behind(golden):
     assert list(Path(lake.uri("shredded", ".staging")).iterdir()) == []
 
 
-def test_gzip_parts_hidden_and_marker_files(spark, lake, fs):
+def test_gzip_input_parts_hidden_and_marker_files_and_gzip_output(spark, lake, fs):
+    """One shred proves both sides of gzip:
+    - input: gzip and plain part files are read alike; hidden files (.crc), marker files (_committed_*) and
+      _temporary folders are not read;
+    - output: with compression GZIP every part file written is gzip, holds every event, and the marker says so."""
     folder = write_run_folder(lake, RUN, [A, B], compress=True)
     write_run_folder(lake, RUN, [C1], name="part-00001", success_marker=False)
     (folder / ".part-00000.gz.crc").write_text("garbage\n")
     (folder / "_committed_123").write_text("garbage\n")
     (folder / "_temporary").mkdir()
     (folder / "_temporary" / "part-9").write_text("garbage\n")
-    report = shred_run_folder(spark, fs, lake, RUN)
+    report = shred_run_folder(spark, fs, lake, RUN, ShredOptions(compression="GZIP"))
     assert (report.input_files, report.lines_read, report.good, report.bad) == (2, 3, 3, 0)
-
-
-def test_gzip_output(spark, lake, fs):
-    write_run_folder(lake, RUN, [A, B])
-    shred_run_folder(spark, fs, lake, RUN, ShredOptions(compression="GZIP"))
     parts = list((Path(lake.shredded_good(RUN)) / "atomic-events").glob("part-*"))
     assert parts and all(p.name.endswith(".gz") for p in parts)
-    assert len(read_lines(Path(lake.shredded_good(RUN)) / "atomic-events")) == 2
+    assert len(read_lines(Path(lake.shredded_good(RUN)) / "atomic-events")) == 3
     assert json.loads(Path(lake.shredding_complete(RUN)).read_text())["data"]["compression"] == "GZIP"
 
 
-def test_dedup_switched_off_keeps_duplicates(spark, lake, fs):
-    write_run_folder(lake, RUN, [A, A_LATER_COPY, C1, C2])
-    report = shred_run_folder(spark, fs, lake, RUN, ShredOptions(dedup=InBatchDedup(natural=False, synthetic=False)))
-    assert (report.good, report.removed, report.renamed) == (4, 0, 0)
-    report = shred_run_folder(spark, fs, lake, RUN, ShredOptions(dedup=InBatchDedup(natural=True, synthetic=False)))
-    assert (report.good, report.removed, report.renamed) == (3, 1, 0)
-
-
-def test_rerun_replaces_output_and_is_deterministic(spark, lake, fs):
+def test_rerun_replaces_output_and_is_deterministic_and_dedup_switched_off_keeps_duplicates(spark, lake, fs):
+    """One series of shreds of the same run folder proves:
+    - a rerun writes the same output, renamed ids included;
+    - a shred of the folder once its lines changed replaces the previous output: none of its files survive,
+      nor the type folder of its duplicate contexts, and the marker is written again;
+    - with deduplication switched off, natural and synthetic duplicates are all kept, with their ids;
+    - with natural deduplication alone, natural duplicates are removed and synthetic ones kept, not renamed."""
     write_run_folder(lake, RUN, [C1, C2, B])
     shred_run_folder(spark, fs, lake, RUN)
     good = Path(lake.shredded_good(RUN))
     first = {p.relative_to(good): p.read_text() for p in good.rglob("part-*")}
     atomic_first = read_lines(good / "atomic-events")
+    assert any("duplicate" in str(p) for p in first)  # C1 and C2 were renamed
     shred_run_folder(spark, fs, lake, RUN)
     assert read_lines(good / "atomic-events") == atomic_first  # same ids on a rerun
 
-    write_run_folder(lake, RUN, [A])  # the folder now holds only A
-    shred_run_folder(spark, fs, lake, RUN)
+    write_run_folder(lake, RUN, [A, A_LATER_COPY, C1, C2])  # the folder now holds other lines
+    report = shred_run_folder(spark, fs, lake, RUN, ShredOptions(dedup=InBatchDedup(natural=False, synthetic=False)))
+    assert (report.good, report.removed, report.renamed) == (4, 0, 0)
     after = {p.relative_to(good) for p in good.rglob("part-*")}
     assert not (after & set(first)), "files of the previous output survived the replacement"
-    assert [line.split("\t")[6] for line in read_lines(good / "atomic-events")] == [ID_A]
+    # Only the new lines, C's no longer renamed as they were in the previous output.
+    assert sorted(line.split("\t")[6] for line in read_lines(good / "atomic-events")) == [ID_A, ID_A, ID_C, ID_C]
     assert not any("duplicate" in str(p) for p in after)
     assert Path(lake.shredding_complete(RUN)).exists()
 
+    report = shred_run_folder(spark, fs, lake, RUN, ShredOptions(dedup=InBatchDedup(natural=True, synthetic=False)))
+    assert (report.good, report.removed, report.renamed) == (3, 1, 0)
 
-def _shred_and_snapshot(spark, fs, lake):
-    shred_run_folder(spark, fs, lake, RUN)
+
+def _snapshot(lake):
     good = Path(lake.shredded_good(RUN))
     return {p.relative_to(good): p.read_bytes() for p in good.rglob("*") if p.is_file()}
 
 
-def test_failure_before_publishing_keeps_previous_complete_output(spark, lake, fs, monkeypatch):
+def test_completion_marker_is_written_last_and_a_crash_before_or_while_publishing_never_leaves_a_marked_output(
+    spark, lake, fs, monkeypatch
+):
+    """One series of shreds of the same run folder proves:
+    - the completion marker is written last, after the data;
+    - a failure before publishing keeps the previous complete output, byte for byte, and leaves no staging;
+    - a crash while publishing (the good output being replaced) leaves the output unmarked, so no reader can
+      mistake it for complete."""
     write_run_folder(lake, RUN, [A, B])
-    before = _shred_and_snapshot(spark, fs, lake)
+    writes = []
+    original = type(fs).write_text
+
+    def record(self, uri, text):
+        writes.append((uri, sorted(p.name for p in Path(lake.shredded_good(RUN)).rglob("part-*"))))
+        return original(self, uri, text)
+
+    with monkeypatch.context() as recording:
+        recording.setattr(type(fs), "write_text", record)
+        shred_run_folder(spark, fs, lake, RUN)
+    assert writes[-1][0] == lake.shredding_complete(RUN) and writes[-1][1], "marker written before the data"
+    before = _snapshot(lake)
     write_run_folder(lake, RUN, [C1])
 
     def crash(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(shred_batch, "_arrange_layout", crash)
-    with pytest.raises(OSError, match="disk full"):
-        shred_run_folder(spark, fs, lake, RUN)
-    good = Path(lake.shredded_good(RUN))
-    assert {p.relative_to(good): p.read_bytes() for p in good.rglob("*") if p.is_file()} == before
+    with monkeypatch.context() as crashing:
+        crashing.setattr(shred_batch, "_arrange_layout", crash)
+        with pytest.raises(OSError, match="disk full"):
+            shred_run_folder(spark, fs, lake, RUN)
+    assert _snapshot(lake) == before
     assert list(Path(lake.uri("shredded", ".staging")).iterdir()) == []
+
+    assert Path(lake.shredding_complete(RUN)).exists()  # the previous output is still complete and marked
+    replace = type(fs).replace_tree
+
+    def crash_on_good(self, source, target):
+        if target == lake.shredded_good(RUN):
+            raise OSError("killed")
+        return replace(self, source, target)
+
+    monkeypatch.setattr(type(fs), "replace_tree", crash_on_good)
+    with pytest.raises(OSError, match="killed"):
+        shred_run_folder(spark, fs, lake, RUN)
+    assert not Path(lake.shredding_complete(RUN)).exists(), "output a reader could mistake for complete"
 
 
 @pytest.mark.parametrize(
@@ -360,76 +386,43 @@ def test_output_that_does_not_account_for_every_line_is_not_published(spark, lak
     assert not Path(lake.shredded_good(RUN)).exists()
 
 
-def test_crash_while_publishing_leaves_output_unmarked(spark, lake, fs, monkeypatch):
-    write_run_folder(lake, RUN, [A, B])
-    shred_run_folder(spark, fs, lake, RUN)
-    write_run_folder(lake, RUN, [C1])
-    replace = type(fs).replace_tree
-
-    def crash_on_good(self, source, target):
-        if target == lake.shredded_good(RUN):
-            raise OSError("killed")
-        return replace(self, source, target)
-
-    monkeypatch.setattr(type(fs), "replace_tree", crash_on_good)
-    with pytest.raises(OSError, match="killed"):
-        shred_run_folder(spark, fs, lake, RUN)
-    assert not Path(lake.shredding_complete(RUN)).exists(), "output a reader could mistake for complete"
-
-
-def test_completion_marker_is_written_last(spark, lake, fs, monkeypatch):
-    write_run_folder(lake, RUN, [A])
-    writes = []
-    original = type(fs).write_text
-
-    def record(self, uri, text):
-        writes.append((uri, sorted(p.name for p in Path(lake.shredded_good(RUN)).rglob("part-*"))))
-        return original(self, uri, text)
-
-    monkeypatch.setattr(type(fs), "write_text", record)
-    shred_run_folder(spark, fs, lake, RUN)
-    assert writes[-1][0] == lake.shredding_complete(RUN) and writes[-1][1], "marker written before the data"
-
-
-def test_schema_uris_cannot_escape_the_run_folder(spark, lake, fs):
-    # ".." is a legal Iglu vendor: it must stay a folder name *inside* shredded-types.
-    dotted = event_line(
-        event_id=ID_B,
-        contexts='{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-1",'
-        '"data":[{"schema":"iglu:../evil/jsonschema/1-0-0","data":{"x":1}}]}',
-    )
-    write_run_folder(lake, RUN, [A, dotted])
-    shred_run_folder(spark, fs, lake, RUN)
-    good = Path(lake.shredded_good(RUN)).resolve()
-    files = [p.resolve() for p in Path(lake.root).rglob("*") if p.is_file() and "shredded" in p.parts]
-    assert files and all(good in p.parents or Path(lake.shredded_bad(RUN)).resolve() in p.parents for p in files)
-    assert (good / "shredded-types" / "vendor=.." / "name=evil").is_dir()
-
-
 @pytest.mark.parametrize("name", ["../x", "run=../../etc", "run=2026-03-01", "x/run=2026-03-01-10-00-00", ""])
 def test_run_folder_names_are_validated(lake, name):
     with pytest.raises(ValueError):
         lake.shredded_good(name)
 
 
-def test_lines_no_loader_can_take_as_written_become_bad_rows_and_the_rest_is_published(spark, lake, fs):
-    """Each of these once failed the whole batch (a double past 1E20, a folder name past 255 bytes), lost its
-    value (1.5E-30 written as 0) or wrote an entity line that is no JSON (entity data that is a JSON string)."""
+def test_lines_no_loader_can_take_as_written_become_bad_rows_the_rest_is_published_and_stays_in_the_run_folder(
+    spark, lake, fs
+):
+    """One shred proves:
+    - lines that once failed the whole batch (a double past 1E20, a folder name past 255 bytes), lost a value
+      (1.5E-30 written as 0) or wrote an entity line that is no JSON (entity data that is a JSON string) are
+      written exactly, or become bad rows naming why, and the rest is published;
+    - schema URIs cannot escape the run folder: ".." is a legal Iglu vendor, and stays a folder name *inside*
+      shredded-types; nothing is written outside the run folder's good and bad outputs."""
     contexts = '{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-1","data":[%s]}'
     long_vendor = "iglu:" + "a" * 240 + "/x/jsonschema/1-0-0"
     big_and_small = event_line(event_id=ID_B, geo_latitude="1e30", geo_longitude="-1.5e-30", se_value="-1e21")
     infinite = event_line(event_id=ID_C, tr_total="1e400")
     string_data = event_line(contexts=contexts % f'{{"schema":"{WEB_PAGE}","data":"{{oops"}}')
     too_long = event_line(contexts=contexts % f'{{"schema":"{long_vendor}","data":{{}}}}')
-    write_run_folder(lake, RUN, [A, big_and_small, infinite, string_data, too_long])
+    dotted = event_line(
+        event_id=ID_DOTTED, contexts=contexts % '{"schema":"iglu:../evil/jsonschema/1-0-0","data":{"x":1}}'
+    )
+    write_run_folder(lake, RUN, [A, big_and_small, infinite, string_data, too_long, dotted])
 
     report = shred_run_folder(spark, fs, lake, RUN)
 
-    assert (report.lines_read, report.good, report.bad, sum(report.duplicates.values())) == (5, 2, 3, 0)
-    assert json.loads(Path(lake.shredding_complete(RUN)).read_text())["data"]["count"] == {"good": 2, "bad": 3}
+    assert (report.lines_read, report.good, report.bad, sum(report.duplicates.values())) == (6, 3, 3, 0)
+    assert json.loads(Path(lake.shredding_complete(RUN)).read_text())["data"]["count"] == {"good": 3, "bad": 3}
     written = [line.split("\t") for line in read_lines(Path(lake.shredded_good(RUN)) / "atomic-events")]
     plain = {"geo_latitude": "1" + "0" * 30, "geo_longitude": "-0." + "0" * 29 + "15", "se_value": "-1" + "0" * 21}
-    assert sorted(written) == sorted([atomic(A), atomic(big_and_small, **plain)])
+    assert sorted(written) == sorted([atomic(A), atomic(big_and_small, **plain), atomic(dotted)])
+    good = Path(lake.shredded_good(RUN)).resolve()
+    files = [p.resolve() for p in Path(lake.root).rglob("*") if p.is_file() and "shredded" in p.parts]
+    assert files and all(good in p.parents or Path(lake.shredded_bad(RUN)).resolve() in p.parents for p in files)
+    assert (good / "shredded-types" / "vendor=.." / "name=evil").is_dir()
     rows = [json.loads(line)["data"] for line in read_lines(lake.shredded_bad(RUN))]
     messages = {row["payload"]: [error["message"] for error in row["failure"]["errors"]] for row in rows}
     assert messages == {

@@ -4,11 +4,12 @@ Shredding is the expensive part, so the scenario runs every batch once per backe
 parametrised) and records what the tests assert on: reports, outputs, check outcomes, manifest entries.
 
     step        run folder (etlTime)        what happens
-    B3          run=2026-03-02-09-00-00     processed first, out of order: X, Y/fpY2, both new
+    B3          run=2026-03-02-09-00-00     processed first, out of order: X, Y/fpY2, E (no fingerprint), all new
     B1          run=2026-03-01-10-00-00     A, C, N (no fingerprint), S, U new; X, a copy of B3's: dropped;
-                                            Y/fpY1: id held by B3, renamed
+                                            Y/fpY1: id held by B3, renamed; E, the very line B3 had: renamed
     B2          run=2026-03-01-11-00-00     A and S/fpS1 copies of B1: dropped; C/fpC2 and N: ids B1 recorded,
-                                            renamed; S/fpS2 shares S in-batch: renamed in-batch; D new
+                                            renamed; S/fpS2 shares S in-batch: renamed in-batch; D new;
+                                            E, the same line a third time: renamed again, to another new id
     B1 rerun                                after the newer batches: the same output
     populate    into an empty manifest, from the outputs of B1-B3
     B5          run=2026-09-15-10-00-00     180 days later: A and C again, every earlier entry expired: kept
@@ -63,8 +64,9 @@ U = "ffffffff-0000-4000-8000-00000000000f"
 D = "bbbbbbbb-0000-4000-8000-00000000000b"
 X = "11111111-0000-4000-8000-000000000001"
 Y = "22222222-0000-4000-8000-000000000002"
+E = "e0e0e0e0-0000-4000-8000-0000000000e0"  # never has a fingerprint; one line redelivered to three batches
 F = "44444444-0000-4000-8000-000000000004"
-IDS = {"A": A, "C": C, "N": N, "S": S, "U": U, "D": D, "X": X, "Y": Y}
+IDS = {"A": A, "C": C, "N": N, "S": S, "U": U, "D": D, "X": X, "Y": Y, "E": E}
 
 
 def line(event_id: str, fingerprint: str | None, etl: str, **overrides: str) -> str:
@@ -79,13 +81,15 @@ def line(event_id: str, fingerprint: str | None, etl: str, **overrides: str) -> 
 
 ETL = {B1: "2026-03-01 10:05:00.000", B2: "2026-03-01 11:05:00.000", B3: "2026-03-02 09:05:00.000",
        B5: "2026-09-15 10:05:00.000"}  # fmt: skip
+# At-least-once delivery with the fingerprint enrichment off lands the very same line in several run folders.
+REDELIVERED = line(E, None, ETL[B3])
 BATCHES = {
-    B3: [line(X, "fpX", ETL[B3]), line(Y, "fpY2", ETL[B3], page_url="https://shop.example.com/y2")],
+    B3: [line(X, "fpX", ETL[B3]), line(Y, "fpY2", ETL[B3], page_url="https://shop.example.com/y2"), REDELIVERED],
     B1: [line(A, "fpA", ETL[B1]), line(C, "fpC1", ETL[B1]), line(N, None, ETL[B1]), line(S, "fpS1", ETL[B1]),
-         line(U, "fpU", ETL[B1]), line(X, "fpX", ETL[B1]), line(Y, "fpY1", ETL[B1])],
+         line(U, "fpU", ETL[B1]), line(X, "fpX", ETL[B1]), line(Y, "fpY1", ETL[B1]), REDELIVERED],
     B2: [line(A, "fpA", ETL[B2]), line(C, "fpC2", ETL[B2], page_url="https://shop.example.com/c2"),
          line(N, None, ETL[B2]), line(S, "fpS1", ETL[B2]), line(S, "fpS2", ETL[B2], page_url="https://x.example/s2"),
-         line(D, "fpD", ETL[B2])],
+         line(D, "fpD", ETL[B2]), REDELIVERED],
     B5: [line(A, "fpA", ETL[B5]), line(C, "fpC3", ETL[B5], page_url="https://shop.example.com/c3")],
 }  # fmt: skip
 # Every key the scenario can record: pairs, and id claims (fingerprint None).

@@ -19,6 +19,7 @@ from snowplow_assets.events.dedup import (
     SYNTHETIC_ID_NAMESPACE,
     SYNTHETIC_RENAME,
 )
+from snowplow_assets.events.enriched_schema import FIELD_NAMES
 from snowplow_assets.events.shred_batch import EVENT_MANIFEST, ShredOptions, shred_run_folder
 from snowplow_assets.manifest.base import (
     DEFAULT_TTL_DAYS,
@@ -39,10 +40,12 @@ from snowplow_assets_tests.manifest.conftest import (
     BATCHES,
     ETL,
     NOW,
+    REDELIVERED,
     REGION,
     A,
     C,
     D,
+    E,
     MovableClock,
     N,
     S,
@@ -64,7 +67,26 @@ def event_ids(output):
 def renamed_id(spark, run: str, line: str, event_id: str, fingerprint: str | None) -> str:
     """The documented new id: uuid5 of run folder|id|fingerprint|etl_tstamp|xxhash64(line)|ordinal (events/dedup.py)."""
     [row] = spark.range(1).select(F.xxhash64(F.lit(line)).alias("h")).collect()
-    return str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{run}|{event_id}|{fingerprint or ''}|{ETL[run]}000|{row.h}|0"))
+    etl = dict(zip(FIELD_NAMES, line.split("\t"), strict=True))["etl_tstamp"]
+    return str(uuid.uuid5(SYNTHETIC_ID_NAMESPACE, f"{run}|{event_id}|{fingerprint or ''}|{etl}000|{row.h}|0"))
+
+
+def originals(output) -> dict[str, str]:
+    """rootId -> originalEventId of every duplicate context."""
+    return {
+        json.loads(x)["hierarchy"]["rootId"]: json.loads(x)["data"]["originalEventId"]
+        for x in output.get(DUPLICATE_FOLDER, [])
+    }
+
+
+def roots(output) -> set[str]:
+    """The rootId of every entity."""
+    return {
+        json.loads(x)["hierarchy"]["rootId"]
+        for folder, lines in output.items()
+        if folder.startswith("shredded-types")
+        for x in lines
+    }
 
 
 def decided(step):
@@ -88,16 +110,16 @@ def test_batch_etl_time_is_the_earliest_etl_tstamp_and_the_same_on_a_rerun(scena
 def test_the_first_batch_processed_records_every_pair_and_id(scenario):
     step = scenario.steps["B3"]
     assert decided(step) == {}
-    assert sorted(event_ids(step.output)) == sorted([X, Y])
-    assert manifest_counts(step) == (2, 2, 0, 0)
+    assert sorted(event_ids(step.output)) == sorted([X, Y, E])
+    assert manifest_counts(step) == (2, 3, 0, 0)  # E has no fingerprint: its id alone
 
 
 def test_cross_batch_natural_duplicates_are_dropped_and_counted(scenario):
     step = scenario.steps["B2"]
     report = step.report
-    assert decided(step) == {CROSS_BATCH_DUPLICATE: 2, CROSS_BATCH_RENAME: 2, SYNTHETIC_RENAME: 1}
+    assert decided(step) == {CROSS_BATCH_DUPLICATE: 2, CROSS_BATCH_RENAME: 3, SYNTHETIC_RENAME: 1}
     assert A not in event_ids(step.output)
-    assert (report.lines_read, report.good, report.bad, report.removed) == (6, 4, 0, 2)
+    assert (report.lines_read, report.good, report.bad, report.removed) == (7, 5, 0, 2)
     assert report.lines_read == report.good + report.bad + report.removed
     assert report.event_manifest.counts["pairs_held"] == 2  # (A, fpA) and (S, fpS1), both held by B1
     assert report.phase_seconds[EVENT_MANIFEST] > 0
@@ -110,18 +132,29 @@ def test_cross_batch_synthetic_duplicates_are_renamed_like_in_batch_ones(spark, 
     new_c = renamed_id(spark, B2, c2, C, "fpC2")
     new_n = renamed_id(spark, B2, n2, N, None)
     new_s = renamed_id(spark, B2, s2, S, "fpS2")  # an in-batch synthetic duplicate whose twin was dropped
-    assert sorted(event_ids(output)) == sorted([new_c, new_n, new_s, D])
-    originals = {
-        json.loads(x)["hierarchy"]["rootId"]: json.loads(x)["data"]["originalEventId"] for x in output[DUPLICATE_FOLDER]
-    }
-    assert originals == {new_c: C, new_n: N, new_s: S}
-    roots = {
-        json.loads(x)["hierarchy"]["rootId"]
-        for folder, lines in output.items()
-        if folder.startswith("shredded-types")
-        for x in lines
-    }
-    assert roots == {new_c, new_n, new_s, D}, "an entity kept an id its event no longer has"
+    new_e = renamed_id(spark, B2, REDELIVERED, E, None)
+    assert sorted(event_ids(output)) == sorted([new_c, new_n, new_s, new_e, D])
+    assert originals(output) == {new_c: C, new_n: N, new_s: S, new_e: E}
+    assert roots(output) == {new_c, new_n, new_s, new_e, D}, "an entity kept an id its event no longer has"
+
+
+def test_one_line_redelivered_in_three_batches_gets_a_new_id_per_batch_and_the_same_on_a_rerun(spark, scenario):
+    """The very same line, E's, without a fingerprint, in B3, B1 and B2 (events/dedup.py): never a natural
+    duplicate, so every batch after the first renames its copy; a new id made from the event alone would be
+    the same in each of them, and one event_id would be loaded twice."""
+    outputs = {label: scenario.steps[label].output for label in ("B3", "B1", "B2")}
+    new_ids = {label: renamed_id(spark, scenario.steps[label].run, REDELIVERED, E, None) for label in ("B1", "B2")}
+    assert E in event_ids(outputs["B3"])  # the first batch processed claimed the id and keeps it
+    assert scenario.entries_before_expiry[(E, None)] == B3
+    for label, new_id in new_ids.items():
+        assert new_id in event_ids(outputs[label]) and E not in event_ids(outputs[label])
+        assert originals(outputs[label])[new_id] == E
+        assert roots(outputs[label]) == set(event_ids(outputs[label])), "an entity kept an id its event no longer has"
+    combined = [i for output in outputs.values() for i in event_ids(output) if i in (E, *new_ids.values())]
+    assert len(combined) == 3 and len(set(combined)) == 3, f"an event_id loaded twice: {combined}"
+    # The rerun of B1, after B2 ran, names its copy exactly as its first run did.
+    assert new_ids["B1"] in event_ids(scenario.steps["B1 rerun"].output)
+    assert scenario.steps["B1 rerun"].output == outputs["B1"]
 
 
 def test_null_fingerprints_are_never_natural_duplicates_across_batches(scenario):
@@ -137,14 +170,17 @@ def test_null_fingerprints_are_never_natural_duplicates_across_batches(scenario)
 
 def test_out_of_order_processing_the_first_batch_processed_owns(spark, scenario):
     # B3's run folder is a day newer than B1's, but B3 was processed first: B1 drops its copy of X and
-    # renames its Y, whose id B3 recorded.
+    # renames its Y and E, whose ids B3 recorded.
     step = scenario.steps["B1"]
-    assert decided(step) == {CROSS_BATCH_DUPLICATE: 1, CROSS_BATCH_RENAME: 1}
-    new_y = renamed_id(spark, B1, BATCHES[B1][-1], Y, "fpY1")
-    assert sorted(event_ids(step.output)) == sorted([A, C, N, S, U, new_y])
-    assert manifest_counts(step) == (5, 5, 1, 2)  # X's pair and the ids of X and Y are held by B3
+    assert decided(step) == {CROSS_BATCH_DUPLICATE: 1, CROSS_BATCH_RENAME: 2}
+    new_y = renamed_id(spark, B1, BATCHES[B1][-2], Y, "fpY1")
+    new_e = renamed_id(spark, B1, REDELIVERED, E, None)
+    assert sorted(event_ids(step.output)) == sorted([A, C, N, S, U, new_y, new_e])
+    assert manifest_counts(step) == (5, 5, 1, 3)  # X's pair and the ids of X, Y and E are held by B3
     owners = scenario.entries_before_expiry
-    assert owners[(X, "fpX")] == owners[(Y, "fpY2")] == owners[(Y, None)] == owners[(X, None)] == B3
+    assert (
+        owners[(X, "fpX")] == owners[(Y, "fpY2")] == owners[(Y, None)] == owners[(X, None)] == owners[(E, None)] == B3
+    )
     assert owners[(Y, "fpY1")] == owners[(A, "fpA")] == B1
 
 
@@ -161,7 +197,7 @@ def test_rerunning_an_old_batch_after_newer_ones_gives_the_same_output(scenario)
 
 def test_every_event_id_is_unique_across_batches(scenario):
     ids = [i for label in ("B1", "B2", "B3") for i in event_ids(scenario.steps[label].output)]
-    assert len(ids) == 12 and len(set(ids)) == len(ids)
+    assert len(ids) == 15 and len(set(ids)) == len(ids)
 
 
 def test_no_event_is_a_runtime_error_when_the_manifest_answers(scenario):

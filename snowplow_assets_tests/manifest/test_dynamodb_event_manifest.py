@@ -4,17 +4,35 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 
 import boto3
+import dagster as dg
 import pytest
 
+from snowplow_assets.defs.checks.event_manifest_checks import event_manifest_check_results
 from snowplow_assets.events.bad_rows import LOADER_RUNTIME_ERROR
 from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
 from snowplow_assets.manifest.base import EventManifestUnavailable
-from snowplow_assets.manifest.checks import check_batch_against_manifest, every_kept_event_checked
+from snowplow_assets.manifest.checks import (
+    CHECK_NAME,
+    CHECKED_NAME,
+    check_batch_against_manifest,
+    every_kept_event_checked,
+)
 from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbConfig, DynamoDbEventManifest, create_table
 from snowplow_assets.manifest.populate import populate_event_manifest
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.conftest import read_lines, write_run_folder
-from snowplow_assets_tests.manifest.conftest import B1, NOW, REGION, C, MovableClock, U, dynamodb_error, line, new_table
+from snowplow_assets_tests.manifest.conftest import (
+    B1,
+    NOW,
+    REGION,
+    C,
+    MovableClock,
+    U,
+    dynamodb_error,
+    line,
+    new_table,
+    write_shredded_output,
+)
 
 RUN = "run=2026-03-01-10-00-00"
 ETL = "2026-03-01 10:05:00.000"
@@ -42,6 +60,13 @@ def unhealthy_dynamodb(request, attempt):
 def test_throttling_is_retried_and_what_cannot_be_checked_becomes_runtime_error_bad_rows(
     spark, lake, fs, moto_server, throttling_proxy
 ):
+    """DynamoDB throttles one kept event's pair for a while (retried, then written), another's on every attempt,
+    and refuses a third's id claim. One shred proves:
+    - what could not be checked becomes loader_runtime_error bad rows, counted as retries and errors, with one
+      put per key and only retries repeating one;
+    - those bad rows fail the warning, as a Dagster check result of its own severity (its counts as metadata),
+      not the blocking check: what was loaded is right (the results of defs/checks/event_manifest_checks.py);
+    - once DynamoDB is healthy, a rerun checks the rest and keeps what it recorded the first time."""
     table = new_table(moto_server, "throttled")
     proxy = throttling_proxy(unhealthy_dynamodb)
     write_run_folder(lake, RUN, [line(e, f"fp{e[7]}", ETL) for e in (RETRIED, THROTTLED, REFUSED, HEALTHY)])
@@ -87,6 +112,22 @@ def test_throttling_is_retried_and_what_cannot_be_checked_becomes_runtime_error_
     warning = every_kept_event_checked(report)
     assert not warning.passed and (warning.metadata["events_not_checked"], warning.metadata["keys_failed"]) == (2, 3)
     assert f"2 kept events could not be checked by DynamoDB table {table.table!r}" in warning.description
+    results = {r.check_name: r for r in event_manifest_check_results(spark, fs, lake, manifest, report, True)}
+    checked = results[CHECKED_NAME]
+    assert (checked.passed, checked.severity, checked.asset_key) == (
+        False,
+        dg.AssetCheckSeverity.WARN,
+        dg.AssetKey("event_manifest"),
+    )
+    assert {k: v.value for k, v in checked.metadata.items()} == {
+        "events_not_checked": 2,
+        "keys_failed": 3,
+        "retries": 5,
+    }
+    assert "loader_runtime_error bad rows" in checked.description
+    held = results[CHECK_NAME]
+    assert (held.passed, held.severity) == (True, dg.AssetCheckSeverity.ERROR), held.description
+    assert (held.metadata["pairs"].value, held.metadata["ids"].value) == (2, 2)  # RETRIED's and HEALTHY's
 
     # Once DynamoDB is healthy, a rerun checks the rest and keeps what it recorded the first time.
     healthy = DynamoDbEventManifest(table, fs, clock=MovableClock(NOW))
@@ -121,7 +162,8 @@ def test_a_manifest_that_can_write_no_key_fails_the_shred_and_the_populate_and_p
     assert proxy.answered == ["AccessDeniedException"] * 2  # each id's claim; its pair is not attempted after it
 
     # Output shredded without the manifest, back-filled into one that takes no put: the populate fails too.
-    shred_run_folder(spark, fs, lake, RUN, ShredOptions())
+    # (The output as far as the populator reads it: a shred of its own would add seconds and prove nothing more.)
+    write_shredded_output(lake, RUN, [line(e, f"fp{e[7]}", ETL) for e in (RETRIED, HEALTHY)])
     with pytest.raises(EventManifestUnavailable, match=unusable):
         populate_event_manifest(lambda: spark, fs, lake, manifest, date(2026, 3, 1), claim_ids=True)
 

@@ -1,5 +1,8 @@
 """The event manifest in Dagster: the third asset of the shred step, its blocking check, the populate job,
-and the run-queue limit that serialises lake manifest writers."""
+and the run-queue limit that serialises lake manifest writers.
+
+The checks' results on a batch that DynamoDB throttled (the warning fails, the blocking check passes) are
+proved with the shred of that batch in manifest/test_dynamodb_event_manifest.py: the same shred, done once."""
 
 import json
 from datetime import datetime, timedelta, timezone
@@ -10,33 +13,12 @@ import pytest
 import yaml
 from dagster._utils.tags import TagConcurrencyLimitsCounter
 
-from snowplow_assets.defs.checks.event_manifest_checks import event_manifest_check_results
 from snowplow_assets.defs.resources import EVENT_MANIFEST_TAG
-from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
 from snowplow_assets.manifest.checks import CHECK_NAME, CHECKED_NAME
-from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbConfig, DynamoDbEventManifest
 from snowplow_assets.settings import PROJECT_ROOT
-from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.events.builders import event_line
-from snowplow_assets_tests.manifest.conftest import (
-    NOW,
-    REGION,
-    MovableClock,
-    ThrottlingProxy,
-    line,
-    new_table,
-    write_shredded_output,
-)
-from snowplow_assets_tests.manifest.test_dynamodb_event_manifest import ETL as DYNAMODB_ETL
-from snowplow_assets_tests.manifest.test_dynamodb_event_manifest import (
-    HEALTHY,
-    REFUSED,
-    RETRIED,
-    THROTTLED,
-    unhealthy_dynamodb,
-)
-from snowplow_assets_tests.manifest.test_dynamodb_event_manifest import RUN as DYNAMODB_RUN
+from snowplow_assets_tests.manifest.conftest import write_shredded_output
 
 RUN1, RUN2 = "run=2026-11-01-10-00-00", "run=2026-11-01-11-00-00"
 A = "aaaaaaaa-0000-4000-8000-0000000000aa"
@@ -188,37 +170,3 @@ def test_with_the_manifest_off_each_check_passes_with_its_own_severity(lake, ins
         check = evaluation(result, name)
         assert (check.passed, check.severity) == (True, severity), name
         assert check.description.startswith("cross-batch deduplication is off"), check.description
-
-
-def test_kept_events_the_manifest_could_not_check_fail_the_warning_not_the_blocking_check(spark, lake, moto_server):
-    """DynamoDB throttles one kept event's pair on every attempt and refuses another's id claim: both are
-    loader_runtime_error bad rows, which the warning counts; what was loaded is right, which the blocking check
-    confirms."""
-    table = new_table(moto_server, "unchecked")
-    proxy = ThrottlingProxy(moto_server, unhealthy_dynamodb)
-    try:
-        fs = LocalFileSystem()
-        config = DynamoDbConfig(table.table, REGION, proxy.url, max_attempts=4, backoff_base_seconds=0.001)
-        manifest = DynamoDbEventManifest(config, fs, clock=MovableClock(NOW))
-        write_run_folder(
-            lake, DYNAMODB_RUN, [line(e, f"fp{e[7]}", DYNAMODB_ETL) for e in (RETRIED, THROTTLED, REFUSED, HEALTHY)]
-        )
-        report = shred_run_folder(spark, fs, lake, DYNAMODB_RUN, ShredOptions(event_manifest=manifest))
-        results = {r.check_name: r for r in event_manifest_check_results(spark, fs, lake, manifest, report, True)}
-    finally:
-        proxy.close()
-    checked = results[CHECKED_NAME]
-    assert (checked.passed, checked.severity, checked.asset_key) == (
-        False,
-        dg.AssetCheckSeverity.WARN,
-        dg.AssetKey("event_manifest"),
-    )
-    assert {k: v.value for k, v in checked.metadata.items()} == {
-        "events_not_checked": 2,
-        "keys_failed": 3,
-        "retries": 5,
-    }
-    assert "loader_runtime_error bad rows" in checked.description
-    held = results[CHECK_NAME]
-    assert (held.passed, held.severity) == (True, dg.AssetCheckSeverity.ERROR), held.description
-    assert (held.metadata["pairs"].value, held.metadata["ids"].value) == (2, 2)  # RETRIED's and HEALTHY's

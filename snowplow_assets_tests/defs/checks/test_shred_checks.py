@@ -15,12 +15,9 @@ from snowplow_assets.defs.checks.shred_checks import (
     SHREDDED_TYPES,
     shred_check_results,
 )
-from snowplow_assets.events.shred_batch import shred_run_folder
-from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
-from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.events.test_output_checks import naming_itself, rewrite_duplicate_contexts, without_original
-from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
+from snowplow_assets_tests.events.test_shred_batch import RUN
 
 ASSETS = {
     "unique_event_ids": ATOMIC_EVENTS,
@@ -33,11 +30,11 @@ LINES = {"lines_read": 7, "good_on_disk": 4, "bad_on_disk": 2, "duplicates_remov
 RENAMED = {"renamed": 2, "duplicate_contexts": 2, "events_with_duplicate_context": 2}
 
 
-@pytest.fixture(scope="module")
-def shredded(spark, tmp_path_factory):
-    lake = Lake(str(tmp_path_factory.mktemp("shred-checks") / "lake"))
-    write_run_folder(lake, RUN, GOLDEN_INPUT)
-    return lake, shred_run_folder(spark, LocalFileSystem(), lake, RUN)
+@pytest.fixture
+def shredded(golden):
+    """The golden batch's output and report, shared with the other tests of it (../../conftest.py): the checks
+    read copies of it."""
+    return golden
 
 
 def results(spark, shredded, tmp_path, damage=None) -> dict[str, dg.AssetCheckResult]:
@@ -141,9 +138,14 @@ def test_a_renamed_event_that_lost_its_duplicate_context_fails(spark, shredded, 
 def test_a_duplicate_context_naming_no_other_event_fails_with_the_count_that_fails_it(
     spark, shredded, tmp_path, rewrite
 ):
-    found = results(spark, shredded, tmp_path, lambda good, _: rewrite_duplicate_contexts(good, rewrite))
+    """A context with no originalEventId passed until 2026-11-27 (its comparison with the rootId was null, not
+    true); one naming its own event failed with metadata whose counts all agreed."""
+    rewritten = []
+    found = results(
+        spark, shredded, tmp_path, lambda good, _: rewritten.append(rewrite_duplicate_contexts(good, rewrite))
+    )
+    assert rewritten == [2], "the golden batch renames two events"
     assert [n for n, r in found.items() if not r.passed] == ["renamed_events_have_duplicate_context"]
-    assert metadata(found["renamed_events_have_duplicate_context"]) == {
-        **RENAMED,
-        "duplicate_contexts_without_original": 2,
-    }
+    check = found["renamed_events_have_duplicate_context"]
+    assert metadata(check) == {**RENAMED, "duplicate_contexts_without_original": 2}
+    assert "2 naming no original id or their own event's" in check.description
