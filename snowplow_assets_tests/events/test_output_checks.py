@@ -13,22 +13,13 @@ import re
 import shutil
 from pathlib import Path
 
-import pytest
-
 from snowplow_assets.events.output_checks import check_shredded_output
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.events.test_shred_batch import RUN
 
 
-@pytest.fixture
-def shredded(golden):
-    """The golden batch's output and report, shared with the other tests of it (../conftest.py): the checks
-    read it, or copies of it that a test damages."""
-    return golden
-
-
-def tampered_copy(shredded, tmp_path, tamper):
-    lake, report = shredded
+def tampered_copy(golden, tmp_path, tamper):
+    lake, report = golden
     copy = tmp_path / "copy"
     shutil.copytree(Path(lake.root) / "shredded", copy)
     good, bad = copy / "good" / RUN, copy / "bad" / RUN
@@ -40,20 +31,20 @@ def outcomes(spark, report):
     return {o.name: o for o in check_shredded_output(spark, LocalFileSystem(), report)}
 
 
-def test_untouched_output_passes_and_its_duplicate_contexts_name_another_event(spark, shredded):
-    results = outcomes(spark, shredded[1])
+def test_untouched_output_passes_and_its_duplicate_contexts_name_another_event(spark, golden):
+    results = outcomes(spark, golden[1])
     assert all(o.passed for o in results.values()), results
     assert results["lines_accounted_for"].metadata["bad_on_disk"] == 2
     check = results["renamed_events_have_duplicate_context"]
     assert check.passed and check.metadata["duplicate_contexts_without_original"] == 0
 
 
-def test_orphan_entity_fails(spark, shredded, tmp_path):
+def test_orphan_entity_fails(spark, golden, tmp_path):
     def drop_events(good):
         for part in (good / "atomic-events").glob("part-*"):
             part.write_text("")
 
-    results = outcomes(spark, tampered_copy(shredded, tmp_path, drop_events))
+    results = outcomes(spark, tampered_copy(golden, tmp_path, drop_events))
     assert not results["entities_have_events"].passed
     assert not results["lines_accounted_for"].passed
 

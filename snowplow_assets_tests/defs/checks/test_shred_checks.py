@@ -30,16 +30,10 @@ LINES = {"lines_read": 7, "good_on_disk": 4, "bad_on_disk": 2, "duplicates_remov
 RENAMED = {"renamed": 2, "duplicate_contexts": 2, "events_with_duplicate_context": 2}
 
 
-@pytest.fixture
-def shredded(golden):
-    """The golden batch's output and report, shared with the other tests of it (../../conftest.py): the checks
-    read copies of it."""
-    return golden
-
-
-def results(spark, shredded, tmp_path, damage=None) -> dict[str, dg.AssetCheckResult]:
-    """The checks' results on a copy of the shredded output, damaged by `damage(good, bad)` first."""
-    lake, report = shredded
+def results(spark, golden, tmp_path, damage=None) -> dict[str, dg.AssetCheckResult]:
+    """The checks' results on a copy of the golden batch's shredded output (../../conftest.py), damaged by
+    `damage(good, bad)` first."""
+    lake, report = golden
     copy = tmp_path / "copy"
     shutil.copytree(Path(lake.root) / "shredded", copy)
     good, bad = copy / "good" / RUN, copy / "bad" / RUN
@@ -71,8 +65,8 @@ def test_every_shred_check_blocks_on_its_asset():
     }
 
 
-def test_the_output_as_written_passes_every_check(spark, shredded, tmp_path):
-    found = results(spark, shredded, tmp_path)
+def test_the_output_as_written_passes_every_check(spark, golden, tmp_path):
+    found = results(spark, golden, tmp_path)
     assert all(r.passed for r in found.values()), {n: r.description for n, r in found.items()}
     assert metadata(found["lines_accounted_for"]) == LINES
     assert metadata(found["unique_event_ids"]) == {"atomic_events": 4, "distinct_event_ids": 4}
@@ -83,24 +77,24 @@ def test_the_output_as_written_passes_every_check(spark, shredded, tmp_path):
     assert metadata(found["entities_have_events"])["orphan_entities"] == 0
 
 
-def test_an_event_written_twice_fails_uniqueness_and_the_line_count(spark, shredded, tmp_path):
+def test_an_event_written_twice_fails_uniqueness_and_the_line_count(spark, golden, tmp_path):
     def repeat_a_line(good, _bad):
         part = parts(good / "atomic-events")[0]
         part.write_text(part.read_text() + part.read_text().splitlines()[0] + "\n")
 
-    found = results(spark, shredded, tmp_path, repeat_a_line)
+    found = results(spark, golden, tmp_path, repeat_a_line)
     assert sorted(n for n, r in found.items() if not r.passed) == ["lines_accounted_for", "unique_event_ids"]
     assert metadata(found["unique_event_ids"]) == {"atomic_events": 5, "distinct_event_ids": 4}
     assert metadata(found["lines_accounted_for"]) == {**LINES, "good_on_disk": 5}
     assert found["unique_event_ids"].description == "1 atomic events share an event_id with another"
 
 
-def test_a_lost_bad_row_fails_the_line_count_alone(spark, shredded, tmp_path):
+def test_a_lost_bad_row_fails_the_line_count_alone(spark, golden, tmp_path):
     def drop_a_bad_row(_good, bad):
         part = parts(bad)[0]
         part.write_text("".join(line + "\n" for line in part.read_text().splitlines()[1:]))
 
-    found = results(spark, shredded, tmp_path, drop_a_bad_row)
+    found = results(spark, golden, tmp_path, drop_a_bad_row)
     assert [n for n, r in found.items() if not r.passed] == ["lines_accounted_for"]
     assert metadata(found["lines_accounted_for"]) == {**LINES, "bad_on_disk": 1}
     assert found["lines_accounted_for"].description == (
@@ -108,7 +102,7 @@ def test_a_lost_bad_row_fails_the_line_count_alone(spark, shredded, tmp_path):
     )
 
 
-def test_an_entity_whose_event_is_not_in_atomic_events_fails(spark, shredded, tmp_path):
+def test_an_entity_whose_event_is_not_in_atomic_events_fails(spark, golden, tmp_path):
     entities = []
 
     def misroute_an_entity(good, _bad):
@@ -118,13 +112,13 @@ def test_an_entity_whose_event_is_not_in_atomic_events_fails(spark, shredded, tm
         entity["hierarchy"]["rootId"] = "ffffffff-0000-4000-8000-00000000ffff"
         part.write_text(part.read_text() + json.dumps(entity) + "\n")
 
-    found = results(spark, shredded, tmp_path, misroute_an_entity)
+    found = results(spark, golden, tmp_path, misroute_an_entity)
     assert [n for n, r in found.items() if not r.passed] == ["entities_have_events"]
     assert metadata(found["entities_have_events"]) == {"entities": entities[0] + 1, "orphan_entities": 1}
 
 
-def test_a_renamed_event_that_lost_its_duplicate_context_fails(spark, shredded, tmp_path):
-    found = results(spark, shredded, tmp_path, lambda good, _: shutil.rmtree(next(good.rglob("name=duplicate"))))
+def test_a_renamed_event_that_lost_its_duplicate_context_fails(spark, golden, tmp_path):
+    found = results(spark, golden, tmp_path, lambda good, _: shutil.rmtree(next(good.rglob("name=duplicate"))))
     assert [n for n, r in found.items() if not r.passed] == ["renamed_events_have_duplicate_context"]
     assert metadata(found["renamed_events_have_duplicate_context"]) == {
         "renamed": 2,
@@ -135,14 +129,12 @@ def test_a_renamed_event_that_lost_its_duplicate_context_fails(spark, shredded, 
 
 
 @pytest.mark.parametrize("rewrite", [without_original, naming_itself])
-def test_a_duplicate_context_naming_no_other_event_fails_with_the_count_that_fails_it(
-    spark, shredded, tmp_path, rewrite
-):
+def test_a_duplicate_context_naming_no_other_event_fails_with_the_count_that_fails_it(spark, golden, tmp_path, rewrite):
     """A context with no originalEventId passed until 2026-11-27 (its comparison with the rootId was null, not
     true); one naming its own event failed with metadata whose counts all agreed."""
     rewritten = []
     found = results(
-        spark, shredded, tmp_path, lambda good, _: rewritten.append(rewrite_duplicate_contexts(good, rewrite))
+        spark, golden, tmp_path, lambda good, _: rewritten.append(rewrite_duplicate_contexts(good, rewrite))
     )
     assert rewritten == [2], "the golden batch renames two events"
     assert [n for n, r in found.items() if not r.passed] == ["renamed_events_have_duplicate_context"]
