@@ -4,13 +4,21 @@
     cdc/batches/<model>/boundary=<epoch ms>/deleted/part-*.parquet    tombstones: keys whose last change is a delete
     cdc/batches/<model>/boundary=<epoch ms>/_batch.json               BatchManifest
 
-**Boundary.** The earliest of the model's latest change timestamp, its latest delete timestamp and now: the
-slowest stream sets it, as in the seed. A stream with no records at all does not hold the boundary back (a
-model without deletes still gets batches), and a model with no records gets none. Boundaries never move
-back: if the streams' maxima fall (landings removed, topics dropped), the previous boundary stays. When no
-landing holds records of the model any more but its newest batch still lists landings (they were removed, or
-ingested again without the model's records), the next cut is a full one at the previous boundary, empty;
-after it the model is "no data" again, and its empty batch stays the newest.
+**Boundary.** The model's latest record (change or delete), capped at now; boundaries never move back: if
+the model's latest record falls (landings removed, topics dropped), the previous boundary stays. A model with
+no records gets no batch. When no landing holds records of the model any more but its newest batch still
+lists landings (they were removed, or ingested again without the model's records), the next cut is a full
+one at the previous boundary, empty; after it the model is "no data" again, and its empty batch stays the
+newest.
+
+Decision, against the seed: its pipe takes the *earliest* of the change stream's and the delete stream's
+latest timestamps ("the slowest stream"), so that a lagging stream's records do not arrive behind a batch
+that was cut past them and get lost. A batch here cannot lose them: it records which landings it holds, and a
+record that arrives later comes in a landing it does not hold, which the next cut reads in full (late
+landings, below). So the rule would protect nothing, and it froze batches in the common case: deletes are
+rare, so the delete stream's latest record stays where the last delete was, the boundary with it, and
+every later cut was cut again at that boundary while the latest view replayed ever more records after it.
+(Until 2026-11-28 the boundary was the slowest stream's.)
 
 **Contents.** A batch at boundary B is the state (order.py) of every record with `__timestamp <= B` of the
 landings it lists (`landings`: name -> ingestion token). It keeps tombstones, unlike the seed's pipe, which
@@ -199,11 +207,8 @@ def plan_batch(
     """What the next batch of `model` reads, or why there is none (a message)."""
     landings = model_landings(ingested, model.name)
     summaries = [landing.models[model.name] for landing in landings.values()]
-    streams = [
-        max((s.max_change_ms for s in summaries if s.max_change_ms is not None), default=None),
-        max((s.max_delete_ms for s in summaries if s.max_delete_ms is not None), default=None),
-    ]
-    if all(latest is None for latest in streams):
+    latest = max((s.max_ms for s in summaries if s.max_ms is not None), default=None)
+    if latest is None:
         # No landing holds the model, but its newest batch may still hold records (its landings were removed,
         # or re-ingested without the model's records): that batch is cut again, empty, at its own boundary, or
         # the view and the column tests would keep the removed records for good.
@@ -211,7 +216,7 @@ def plan_batch(
             return f"{NO_DATA}: no landing holds records of {model.name}"
         boundary = previous.boundary_ms
     else:
-        boundary = min([latest for latest in streams if latest is not None] + [now_ms])
+        boundary = min(latest, now_ms)
         if previous is not None:
             boundary = max(boundary, previous.boundary_ms)
     tokens = {name: landing.token for name, landing in landings.items()}

@@ -78,13 +78,15 @@ def story(spark, tmp_path_factory):
 
     for name, lines in (("landing=a", LANDING_A), ("landing=b", LANDING_B), ("landing=c", LANDING_C)):
         write_landing(lake, name, lines)
+    # The first cuts run while landing a's and b's latest records are still ahead of the clock, so that `now`
+    # sets their boundaries and the incremental cut has a window of landing a to read.
     ingest_landing(spark, fs, lake, "landing=a", MODELS)
-    cut("first", at(1000))
+    cut("first", at(60))
     seen["copy before the second cut"] = str(tmp_path_factory.mktemp("copy") / "lake")
     shutil.copytree(lake.root, seen["copy before the second cut"])
     ingest_landing(spark, fs, lake, "landing=b", MODELS)
-    cut("incremental", at(1000))
-    cut("full", at(1000), full=True)
+    cut("incremental", at(80))
+    cut("full", at(80), full=True)
     ingest_landing(spark, fs, lake, "landing=c", MODELS)
     cut("now caps", at(85))
     cut("after now", at(1000))
@@ -94,16 +96,38 @@ def story(spark, tmp_path_factory):
     return lake, seen
 
 
-def test_boundary_is_the_slowest_stream(story):
+def test_boundary_is_the_latest_record_capped_by_now(story):
     _, seen = story
     first = seen["first"][0]
-    assert first["customers"].batch.boundary_ms == at(60), (
-        "latest change 60, latest delete 80: the change stream is behind"
+    assert first["customers"].batch.boundary_ms == at(60), "records up to 80, now 60"
+    assert first["orders"].batch.boundary_ms == at(60), "records up to 100, now 60"
+    assert seen["incremental"][0]["customers"].batch.boundary_ms == at(80), "records up to 90, now 80"
+    assert seen["now caps"][0]["customers"].batch.boundary_ms == at(85), "records up to 100, now 85"
+    assert seen["after now"][0]["customers"].batch.boundary_ms == at(100), (
+        "landing c's delete at 100 is the latest record; the latest change, at 90, does not hold it back"
     )
-    assert first["orders"].batch.boundary_ms == at(100), "a model without deletes is not held back by them"
-    assert seen["incremental"][0]["customers"].batch.boundary_ms == at(80), "now the delete stream is behind"
-    assert seen["now caps"][0]["customers"].batch.boundary_ms == at(85), "now is earlier than both streams"
-    assert seen["after now"][0]["customers"].batch.boundary_ms == at(90)
+    assert seen["after now"][0]["orders"].batch.boundary_ms == at(100)
+
+
+def test_a_delete_long_ago_does_not_hold_the_boundary_back(spark, lake):
+    """Deletes are rare: under the seed's slowest-stream rule every cut after the one delete stayed at it."""
+    fs = LocalFileSystem()
+    landings = {
+        "landing=1": [partial(1, at(0), 0, {"email": "one@x"}), partial(1, at(1), 1, None)],
+        "landing=2": [partial(2, at(5), 2, {"email": "two@x"}), partial(2, at(6), 3, {"email": "two@y"})],
+        "landing=3": [partial(2, at(8), 4, {"email": "two@z"})],
+    }
+    cuts = []
+    for name, lines in landings.items():
+        write_landing(lake, name, lines)
+        ingest_landing(spark, fs, lake, name, MODELS)
+        [result] = [r for r in cut_batches(spark, fs, lake, MODELS, now_ms=at(1000)) if r.model == "customers"]
+        cuts.append(result.batch)
+    assert [(b.mode, b.boundary_ms) for b in cuts] == [("full", at(1)), ("incremental", at(6)), ("incremental", at(8))]
+    assert (cuts[-1].landings_read, cuts[-1].records_read) == (1, 1), "the window (6, 8] is in landing 3 alone"
+    assert _contents(spark, fs, lake, cuts[-1]) == {"1": ("delete", None), "2": ("update", {"email": "two@z", "id": 2})}
+    table, sources = latest_table(spark, fs, lake, MODELS.model("customers"), ["email"])
+    assert sources.batch == cuts[-1] and [(r["id"], r["email"]) for r in table.collect()] == [("2", "two@z")]
 
 
 def test_first_batch_holds_everything_up_to_its_boundary(story):
@@ -148,9 +172,9 @@ def test_incremental_cut_does_not_rescan_older_history(spark, story):
     shutil.rmtree(Path(lake.cdc_history("landing=a")) / "model=customers" / "hour=2026-03-01-10")
     write_landing(lake, "landing=b", LANDING_B)
     ingest_landing(spark, fs, lake, "landing=b", MODELS)
-    [incremental] = [r for r in cut_batches(spark, fs, lake, MODELS, now_ms=at(1000)) if r.model == "customers"]
+    [incremental] = [r for r in cut_batches(spark, fs, lake, MODELS, now_ms=at(80)) if r.model == "customers"]
     assert _contents(spark, fs, lake, incremental.batch) == seen["incremental"][1]
-    [full] = [r for r in cut_batches(spark, fs, lake, MODELS, now_ms=at(1000), full=True) if r.model == "customers"]
+    [full] = [r for r in cut_batches(spark, fs, lake, MODELS, now_ms=at(80), full=True) if r.model == "customers"]
     assert _contents(spark, fs, lake, full.batch) != seen["incremental"][1]
 
 
@@ -164,7 +188,7 @@ def test_full_recompute_gives_the_same_batch(story):
 def test_boundary_capped_by_now_then_moves_on(story):
     _, seen = story
     assert seen["now caps"][1] == seen["incremental"][1], "nothing happened in (80, 85]"
-    assert seen["after now"][1]["3"] == ("update", {"id": 3, "email": "three@y", "state": "active", "tier": "gold"})
+    assert seen["after now"][1]["3"] == ("delete", None), "the update at 90 and then landing c's delete at 100"
     assert seen["after now"][1]["1"] == seen["incremental"][1]["1"]
 
 
@@ -173,14 +197,14 @@ def test_nothing_new_cuts_nothing_and_reingesting_changes_nothing(story):
     unchanged = seen["unchanged"][0]["customers"]
     assert unchanged.status == "unchanged" and unchanged.batch == seen["after now"][0]["customers"].batch
     reingested = seen["re-ingested"][0]["customers"]
-    assert reingested.status == "cut" and reingested.batch.boundary_ms == at(90)
+    assert reingested.status == "cut" and reingested.batch.boundary_ms == at(100)
     assert "1 landing(s) new or re-ingested" in reingested.message
     assert seen["re-ingested"][1] == seen["after now"][1]
     assert [b.boundary_ms for b in list_batches(LocalFileSystem(), lake, "customers")] == [
         at(60),
         at(80),
         at(85),
-        at(90),
+        at(100),
     ]
 
 
@@ -200,10 +224,12 @@ def test_changed_model_spec_or_lost_landing_forces_a_full_cut(story):
     changed = models(ISSUE_MODELS_YAML.replace("customers_raw", "customers_raw_v2")).model("customers")
     plan = plan_batch(changed, ingested, previous, at(1000))
     assert plan.mode == "full" and "topics" in plan.reason
-    without_a = {name: landing for name, landing in ingested.items() if name != "landing=a"}
-    plan = plan_batch(MODELS.model("customers"), without_a, previous, at(1000))
-    assert plan.mode == "full" and "landing=a" in plan.reason
-    assert plan.boundary_ms == previous.boundary_ms, "boundaries never move back"
+    without_c = {name: landing for name, landing in ingested.items() if name != "landing=c"}
+    plan = plan_batch(MODELS.model("customers"), without_c, previous, at(1000))
+    assert plan.mode == "full" and "landing=c" in plan.reason
+    assert (previous.boundary_ms, plan.boundary_ms) == (at(100), at(100)), (
+        "the latest record left is at 90, but boundaries never move back"
+    )
 
 
 def test_a_landing_reingested_under_another_reading_supersedes_the_batch_and_one_as_read_does_not(story):

@@ -193,13 +193,11 @@ def replay(records: list[Rec]) -> dict[tuple[str, str], dict | None]:
 
 
 def boundary(records: list[Rec], now: int, previous: int | None) -> int | None:
-    changes = [T0 + r.ms for r in records if r.kind != "delete"]
-    deletes = [T0 + r.ms for r in records if r.kind == "delete"]
-    streams = [max(s) for s in (changes, deletes) if s]
-    if not streams:
+    """The latest record, capped at now, never before the previous boundary."""
+    if not records:
         return None
-    earliest = min([*streams, T0 + now])
-    return earliest if previous is None else max(earliest, previous)
+    capped = min(T0 + max(r.ms for r in records), T0 + now)
+    return capped if previous is None else max(capped, previous)
 
 
 def _state(rows) -> dict[tuple[str, str], dict | None]:

@@ -97,8 +97,7 @@ def test_process_ingests_new_landings_cuts_batches_checks_them_and_recuts_in_ful
     }
     assert all(c.passed for c in checks.values()), checks
 
-    # A landing with a null email, a state outside the accepted values and a new column; its delete moves
-    # the delete stream past them, so the next boundary holds them.
+    # A landing with a null email, a state outside the accepted values, a new column and a delete.
     end = int(END.timestamp() * 1000)
     write_landing(lake, "landing=extra", [
         partial(9001, end, 0, {"email": None, "state": "active"}),
