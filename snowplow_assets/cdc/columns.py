@@ -19,8 +19,14 @@ BIGINT. column_tests.py compares a BIGINT column's accepted values as exact numb
 
 Columns leave out the key (the model's `id` is the key column) and names the typed table cannot hold:
 empty names, names starting with `__` (bookkeeping columns use that prefix) and names equal but for case
-to a name kept before them in sorted order (Spark resolves columns case-insensitively). Those keys stay in
-each row's JSON (`__data`); the batch manifest lists them as skipped, with the reason.
+to a name kept before them (Spark resolves columns case-insensitively). Those keys stay in each row's JSON
+(`__data`); the batch manifest lists them as skipped, with the reason.
+
+Of names equal but for case, the one seen first keeps the column: the one in the landing with the model's
+earliest record (history.model_columns), and within one landing the first in sorted order. So one stray
+`Email` row in a later landing is skipped, instead of renaming the `email` column: the typed column reads
+its values by its name, so a renamed column would have been empty in every other row, and column tests
+naming `email` would have failed. (Until 2026-11-28 sorted order alone decided, and `Email` won.)
 
 A row key named like the model's id is the key column's value only in the topics that read the key from
 that field (Debezium and event topics without another `id_field`). When the model has a topic that takes
@@ -33,6 +39,7 @@ an invented name.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame
@@ -152,13 +159,14 @@ class ModelColumns:
         return "struct<" + ", ".join(f"{identifier(n)}: {t}" for n, t in chosen.items()) + ">"
 
 
-def resolve_columns(kinds: dict[str, str], model: ModelSpec) -> ModelColumns:
+def resolve_columns(kinds: dict[str, str], model: ModelSpec, first_seen: Sequence[str] = ()) -> ModelColumns:
+    """The columns of `kinds`; of names equal but for case, the earliest in `first_seen` (then in sorted order)."""
     id_name = model.id
     types: dict[str, str] = {}
     skipped: dict[str, str] = {}
     taken = {id_name.lower(): id_name}
     elsewhere = model.keyed_elsewhere()
-    for name in sorted(kinds):
+    for name in dict.fromkeys([*(n for n in first_seen if n in kinds), *sorted(kinds)]):
         if name == id_name:
             # The key column holds the record key. Where every topic reads its key from this field, that is
             # this field's value and nothing is lost; where some topic takes it elsewhere, the field's own
@@ -178,7 +186,7 @@ def resolve_columns(kinds: dict[str, str], model: ModelSpec) -> ModelColumns:
         else:
             taken[name.lower()] = name
             types[name] = SQL_TYPE.get(kinds[name], "STRING")
-    return ModelColumns(types, skipped)
+    return ModelColumns(dict(sorted(types.items())), dict(sorted(skipped.items())))
 
 
 @dataclass(frozen=True)

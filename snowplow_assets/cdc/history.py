@@ -390,11 +390,14 @@ def model_landings(ingested: dict[str, IngestedLanding], model: str) -> dict[str
 
 
 def model_columns(ingested: dict[str, IngestedLanding], model: ModelSpec) -> ModelColumns:
-    """The model's columns over the given landings: the union of their rows' keys (columns.py)."""
-    kinds = merge_column_kinds(
-        *(landing.models[model.name].columns for landing in model_landings(ingested, model.name).values())
+    """The model's columns over the given landings: the union of their rows' keys (columns.py). Of names equal
+    but for case, the first seen keeps the column: landings in the order of the model's earliest record."""
+    summaries = sorted(
+        ((name, landing.models[model.name]) for name, landing in model_landings(ingested, model.name).items()),
+        key=lambda item: (item[1].min_ms is None, item[1].min_ms or 0, item[0]),
     )
-    return resolve_columns(kinds, model)
+    first_seen = [key for _, summary in summaries for key in sorted(summary.columns)]
+    return resolve_columns(merge_column_kinds(*(summary.columns for _, summary in summaries)), model, first_seen)
 
 
 def records_bound(ingested: dict[str, IngestedLanding], reads: dict[tuple[str, str], Window]) -> int:

@@ -63,6 +63,15 @@ def test_columns_are_the_union_with_sql_types_without_the_key_or_unusable_names(
     assert "but for case" in columns.skipped["email"] and "reserved" in columns.skipped["__secret"]
 
 
+def test_of_names_equal_but_for_case_the_first_seen_keeps_the_column():
+    kinds = {"email": "string", "Email": "string", "State": "string", "state": "string"}
+    columns = resolve_columns(kinds, KEYED_BY_ID, first_seen=["email", "state", "Email", "State"])
+    assert (list(columns.types), list(columns.skipped)) == (["email", "state"], ["Email", "State"])
+    assert columns.skipped["Email"] == "same name as 'email' but for case"
+    columns = resolve_columns(kinds, KEYED_BY_ID, first_seen=["state"])
+    assert list(columns.types) == ["Email", "state"], "names never seen in order: sorted order decides"
+
+
 def test_a_row_field_named_like_the_key_is_listed_when_some_topic_takes_the_key_elsewhere():
     """Such a field is not the key column in those topics' rows: dropped from the table, listed with why."""
     kinds = {"id": "integer", "customerId": "integer", "email": "string"}

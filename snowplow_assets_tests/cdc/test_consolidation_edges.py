@@ -109,3 +109,20 @@ def test_column_tests_compare_numbers_by_value_as_sql_does(spark, lake):
     unique, accepted = run_column_tests_on(spark, fs, lake, numbers.model("zeros"), results["zeros"].batch)
     assert (unique.passed, unique.failures, unique.failing_rows, unique.samples) == (False, 1, 2, ("0.0",))
     assert accepted.passed
+
+
+def test_a_stray_row_with_a_key_equal_but_for_case_does_not_rename_the_column(spark, lake):
+    """A later landing's one `Email` row: the column stays `email` with its values, and `Email` is skipped."""
+    fs = LocalFileSystem()
+    rows = [{"email": "one@x", "state": "active"}, {"email": "two@x", "state": "active"}]
+    _ingest(spark, lake, "a", [partial(1, T, 0, rows[0]), partial(2, T + 1, 1, rows[1])])
+    _ingest(spark, lake, "b", [partial(3, T + 2, 2, {"Email": "three@x", "state": "active"})])
+    [result] = [r for r in cut_batches(spark, fs, lake, MODELS, now_ms=T + 3) if r.model == "customers"]
+    assert result.batch.columns == {"email": "STRING", "state": "STRING"}
+    assert result.batch.skipped_columns["Email"] == "same name as 'email' but for case"
+    table, _ = latest_table(spark, fs, lake, MODELS.model("customers"))
+    assert sorted((r["id"], r["email"]) for r in table.collect()) == [("1", "one@x"), ("2", "two@x"), ("3", None)]
+    outcomes = run_column_tests_on(spark, fs, lake, MODELS.model("customers"), result.batch)
+    assert [(o.test.check_name, o.failing_rows) for o in outcomes if not o.passed] == [
+        ("customers__not_null__email", 1)
+    ], "row 3 alone"
