@@ -23,7 +23,7 @@ session takes no event collected after its cap: quarantine.py).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import cached_property
@@ -394,31 +394,42 @@ class WebRun:
 
     # Checks ---------------------------------------------------------------------------------------------
 
-    def check(self, model: str) -> list[CheckOutcome]:
-        """The checks of one model's table after it was built in this run. Empty tables need no Spark job."""
-        spec = TABLES[model]
-        outcomes = [checks.unique_keys(read_table_if_any(self.spark, self.fs, self.lake, spec), spec.key)]
+    def check(self, model: str, names: Collection[str] | None = None) -> list[CheckOutcome]:
+        """The checks of one model's table after it was built in this run: all of them, or those `names`.
+        A check left out is not evaluated at all. Empty tables need no Spark job."""
+        evaluate = {checks.UNIQUE_KEYS: self._unique_keys}
         if model == SESSIONS:
-            result = self._results[SESSIONS]
-            table = read_table_if_any(self.spark, self.fs, self.lake, SESSIONS_TABLE)
-            views = read_table_if_any(self.spark, self.fs, self.lake, PAGE_VIEWS_TABLE)
-            if table is not None or views is not None:
-                outcomes.append(
-                    checks.page_view_counts_agree(
-                        table if table is not None else self.spark.createDataFrame([], SESSIONS_TABLE.table_schema),
-                        views if views is not None else self.spark.createDataFrame([], PAGE_VIEWS_TABLE.table_schema),
-                        result.last_success or self.limits.lower,
-                    )
-                )
-            else:
-                outcomes.append(CheckOutcome(checks.PAGE_VIEW_COUNTS_AGREE, True, "no sessions and no page views yet"))
-            quarantine = read_table_if_any(self.spark, self.fs, self.lake, QUARANTINE)
-            if quarantine is not None and views is not None:
-                outcomes.append(checks.quarantined_sessions_gain_no_events(quarantine, views))
-            else:
-                no_rows = "no quarantined session yet" if quarantine is None else "no page views yet"
-                outcomes.append(CheckOutcome(checks.QUARANTINED_SESSIONS_FROZEN, True, no_rows))
-        return outcomes
+            evaluate |= {
+                checks.PAGE_VIEW_COUNTS_AGREE: self._page_view_counts_agree,
+                checks.QUARANTINED_SESSIONS_FROZEN: self._quarantined_sessions_frozen,
+            }
+        unknown = set(names or ()) - set(evaluate)
+        if unknown:
+            raise KeyError(f"{model} has no checks {sorted(unknown)} (its checks: {list(evaluate)})")
+        return [check(model) for name, check in evaluate.items() if names is None or name in names]
+
+    def _unique_keys(self, model: str) -> CheckOutcome:
+        spec = TABLES[model]
+        return checks.unique_keys(read_table_if_any(self.spark, self.fs, self.lake, spec), spec.key)
+
+    def _page_view_counts_agree(self, model: str) -> CheckOutcome:
+        table = read_table_if_any(self.spark, self.fs, self.lake, SESSIONS_TABLE)
+        views = read_table_if_any(self.spark, self.fs, self.lake, PAGE_VIEWS_TABLE)
+        if table is None and views is None:
+            return CheckOutcome(checks.PAGE_VIEW_COUNTS_AGREE, True, "no sessions and no page views yet")
+        return checks.page_view_counts_agree(
+            table if table is not None else self.spark.createDataFrame([], SESSIONS_TABLE.table_schema),
+            views if views is not None else self.spark.createDataFrame([], PAGE_VIEWS_TABLE.table_schema),
+            self._results[model].last_success or self.limits.lower,
+        )
+
+    def _quarantined_sessions_frozen(self, model: str) -> CheckOutcome:
+        quarantine = read_table_if_any(self.spark, self.fs, self.lake, QUARANTINE)
+        views = read_table_if_any(self.spark, self.fs, self.lake, PAGE_VIEWS_TABLE)
+        if quarantine is None or views is None:
+            no_rows = "no quarantined session yet" if quarantine is None else "no page views yet"
+            return CheckOutcome(checks.QUARANTINED_SESSIONS_FROZEN, True, no_rows)
+        return checks.quarantined_sessions_gain_no_events(quarantine, views)
 
 
 def _day(floor: date) -> str:

@@ -37,10 +37,7 @@ WEB_CHECK_SPECS = [
 ]
 
 
-def web_check_results(
-    model: str, outcomes: Iterable[CheckOutcome], selected: set[dg.AssetCheckKey]
-) -> Iterator[dg.AssetCheckResult]:
+def web_check_results(model: str, outcomes: Iterable[CheckOutcome]) -> Iterator[dg.AssetCheckResult]:
     key = web_asset_key(model)
     for outcome in outcomes:
-        if dg.AssetCheckKey(key, outcome.name) in selected:
-            yield check_result(key, outcome)
+        yield check_result(key, outcome)
