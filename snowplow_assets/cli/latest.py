@@ -7,6 +7,14 @@ comes first, under the model's id name, then the columns (all, or those of `--co
 RFC 4180 has them (fields with a comma, quote or line break quoted, quotes doubled, white space kept; a
 null is an empty field, an empty string `""`). Landings read under other models than the models file
 declares now, for topics of this model (cdc/stale_landings.py), are named in a warning on standard error.
+
+The command is not a Dagster run, so it is outside the `cdc_batches` pool that keeps Dagster's cuts and
+views apart, and ingesting is in no pool at all: a cut that replaces or expires the batch it is reading, or
+a landing ingested again under it, swaps the files it planned to read for others. Such a read fails on a
+missing file before anything is printed, and the view is then computed again from the lake as it is now, up
+to ATTEMPTS times in all, each retry noted on standard error; after the last, the read's own error is raised
+(a history folder gone for good is LostHistory, whose message says what to do). Nothing printed can mix two
+states of the lake.
 """
 
 from __future__ import annotations
@@ -17,12 +25,12 @@ import shutil
 import uuid
 
 import click
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from snowplow_assets.cdc.history import read_ingested
 from snowplow_assets.cdc.latest import latest_table
-from snowplow_assets.cdc.models import ModelsFileError, load_models
+from snowplow_assets.cdc.models import CdcModels, ModelsFileError, ModelSpec, load_models
 from snowplow_assets.cdc.stale_landings import stale_landings
 from snowplow_assets.events.sql import identifier
 from snowplow_assets.lake import Lake
@@ -31,6 +39,7 @@ from snowplow_assets.shown import shown
 from snowplow_assets.spark import spark_session
 from snowplow_assets.storage import LakeFileSystem, filesystem_for, is_data_file
 
+ATTEMPTS = 3
 # Spark's CSV defaults escape a quote with a backslash and trim the values' white space; these make its
 # rows what the header's csv module and every RFC 4180 reader expect.
 CSV_OPTIONS = {"quote": '"', "escape": '"', "ignoreLeadingWhiteSpace": "false", "ignoreTrailingWhiteSpace": "false"}
@@ -64,23 +73,84 @@ def latest(model: str, columns: str | None, output_format: str) -> None:
         raise click.BadParameter(error.args[0], param_hint="MODEL") from None
     chosen = _columns(columns)
     lake, fs = Lake(settings.lake), filesystem_for(settings.lake)
-    ingested = read_ingested(fs, lake)
-    _warn_of_stale_landings(stale_landings(ingested, models, spec.name))
     with spark_session(settings.spark_config, settings.shared_spark_server, app_name="snowplow-assets-latest") as spark:
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                _print_view(spark, fs, lake, models, spec, chosen, output_format, warn=attempt == 1)
+                return
+            except LakeChanged as changed:
+                if attempt == ATTEMPTS:  # a file gone for good (LostHistory names it), or a lake never still
+                    click.echo(f"{changed}, in each of {ATTEMPTS} attempts", err=True)
+                    raise changed.__cause__ from None
+                click.echo(f"{changed}; reading it again, attempt {attempt + 1} of {ATTEMPTS}", err=True)
+
+
+class LakeChanged(Exception):
+    """The view's read failed on a file that is gone: a cut or an ingestion swapped it meanwhile."""
+
+
+def files_swapped(error: BaseException) -> bool:
+    """Whether `error` is a read of a file that is gone, from Python or from Spark (classic or Connect)."""
+    text = str(error)
+    return isinstance(error, FileNotFoundError) or "FILE_NOT_EXIST" in text or "FileNotFoundException" in text
+
+
+def _print_view(
+    spark: SparkSession,
+    fs: LakeFileSystem,
+    lake: Lake,
+    models: CdcModels,
+    spec: ModelSpec,
+    chosen: list[str] | None,
+    output_format: str,
+    warn: bool,
+) -> None:
+    """Compute the view and print it once every line is written (on LakeChanged, nothing was printed)."""
+    staging = lake.cdc_staging(uuid.uuid4().hex[:16])
+    try:
+        names = _write_view(spark, fs, lake, models, spec, chosen, output_format, warn, staging)
+        if output_format == "csv":
+            header = io.StringIO()
+            csv.writer(header, lineterminator="").writerow(names)
+            click.echo(header.getvalue())
+        out = click.get_binary_stream("stdout")
+        for part in fs.list_files(staging):
+            if is_data_file(part.name):
+                with fs.open_binary(part.uri) as lines:
+                    shutil.copyfileobj(lines, out, 1 << 20)
+        out.flush()
+    finally:
+        fs.delete(staging)
+
+
+def _write_view(
+    spark: SparkSession,
+    fs: LakeFileSystem,
+    lake: Lake,
+    models: CdcModels,
+    spec: ModelSpec,
+    chosen: list[str] | None,
+    output_format: str,
+    warn: bool,
+    staging: str,
+) -> list[str]:
+    """The view of the lake as it is now, its lines written to `staging` in key order; its column names."""
+    try:
+        ingested = read_ingested(fs, lake)
+        if warn:
+            _warn_of_stale_landings(stale_landings(ingested, models, spec.name))
         try:
             table, _ = latest_table(spark, fs, lake, spec, chosen, ingested)
         except KeyError as error:
             raise click.BadParameter(error.args[0], param_hint="--columns") from None
-        names = table.columns
-        row = F.struct(*(F.col(identifier(n)) for n in names))
-        if output_format == "json":
-            line = F.to_json(row, {"ignoreNullFields": "false"})
-        else:
-            line = F.to_csv(row, CSV_OPTIONS)
-            header = io.StringIO()
-            csv.writer(header, lineterminator="").writerow(names)
-            click.echo(header.getvalue())
-        _print_sorted_lines(table, F.col(identifier(spec.id)), line, lake, fs)
+        row = F.struct(*(F.col(identifier(n)) for n in table.columns))
+        line = F.to_json(row, {"ignoreNullFields": "false"}) if output_format == "json" else F.to_csv(row, CSV_OPTIONS)
+        _write_sorted_lines(table, F.col(identifier(spec.id)), line, fs, staging)
+        return table.columns
+    except Exception as error:
+        if files_swapped(error):
+            raise LakeChanged("the lake changed under the view (a file it planned to read is gone)") from error
+        raise
 
 
 def _warn_of_stale_landings(stale: dict[str, list[str]]) -> None:
@@ -94,27 +164,17 @@ def _warn_of_stale_landings(stale: dict[str, list[str]]) -> None:
         )
 
 
-def _print_sorted_lines(table: DataFrame, sort_by: Column, line: Column, lake: Lake, fs: LakeFileSystem) -> None:
-    """Print `line` of every row of `table`, in the order of `sort_by`, to standard output.
+def _write_sorted_lines(table: DataFrame, sort_by: Column, line: Column, fs: LakeFileSystem, staging: str) -> None:
+    """Write `line` of every row of `table`, in the order of `sort_by`, as text to `staging`.
 
     Spark writes the lines, sorted in one task (no sampling pass that would compute the view twice), to a
     private folder of the lake, and they are streamed from there in chunks: a million rows neither pass
     through Python one by one nor sit in its memory at once.
     """
-    staging = lake.cdc_staging(uuid.uuid4().hex[:16])
-    try:
-        (
-            table.select(sort_by.alias("__sort"), line.alias("value"))
-            .repartition(1)
-            .sortWithinPartitions("__sort")
-            .select("value")
-            .write.text(fs.spark_path(staging))
-        )
-        out = click.get_binary_stream("stdout")
-        for part in fs.list_files(staging):
-            if is_data_file(part.name):
-                with fs.open_binary(part.uri) as lines:
-                    shutil.copyfileobj(lines, out, 1 << 20)
-        out.flush()
-    finally:
-        fs.delete(staging)
+    (
+        table.select(sort_by.alias("__sort"), line.alias("value"))
+        .repartition(1)
+        .sortWithinPartitions("__sort")
+        .select("value")
+        .write.text(fs.spark_path(staging))
+    )

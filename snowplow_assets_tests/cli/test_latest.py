@@ -1,6 +1,7 @@
 """`snowplow-assets latest MODEL`: the freshest view, printed as JSON lines or CSV."""
 
 import csv
+import importlib
 import io
 import json
 from pathlib import Path
@@ -10,6 +11,7 @@ from click.testing import CliRunner
 
 from snowplow_assets.cdc.batches import cut_batches
 from snowplow_assets.cdc.history import ingest_landing
+from snowplow_assets.cdc.latest import latest_table
 from snowplow_assets.cdc.models import parse_models
 from snowplow_assets.cli import main
 from snowplow_assets.datagen.cdc import CdcGenerationOptions, generate_cdc_landings
@@ -17,6 +19,8 @@ from snowplow_assets.lake import Lake
 from snowplow_assets.settings import DEFAULT_CDC_MODELS
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.cdc.builders import record, write_landing, write_models
+
+cli_latest = importlib.import_module("snowplow_assets.cli.latest")  # the package's `latest` is the command
 
 # The packaged customers model, and a model of awkward strings for the output formats.
 MODELS_YAML = Path(DEFAULT_CDC_MODELS).read_text() + "  notes:\n    topics: [{topic: notes, contract: partial}]\n"
@@ -133,3 +137,36 @@ def test_a_view_over_landings_read_under_other_models_warns_on_standard_error(en
     assert [json.loads(line)["id"] for line in notes.stdout.splitlines()] == ["a", "b"], "the rows as read"
     customers = CliRunner().invoke(main, ["latest", "customers", "--columns", "email"])
     assert customers.exit_code == 0 and customers.stderr == "", "the change does not concern customers"
+
+
+def test_a_landing_swapped_under_the_view_is_read_again_and_nothing_printed_twice(env, landed, spark, monkeypatch):
+    """The command is in no pool: a landing ingested again between the view's plan and its read swaps the files
+    it planned to read. The read fails before anything is printed, and the view is computed again."""
+    lake, generation, _ = landed
+    unheld = generation.landings[1].folder.name  # read whole: no batch holds it
+    planned = []
+
+    def latest_table_then_ingest_again(*args, **kwargs):
+        table = latest_table(*args, **kwargs)
+        if len(planned) < swaps:
+            ingest_landing(spark, LocalFileSystem(), lake, unheld, MODELS)
+        planned.append(table)
+        return table
+
+    monkeypatch.setattr(cli_latest, "latest_table", latest_table_then_ingest_again)
+    swaps = 1
+    once = CliRunner().invoke(main, ["latest", "customers", "--columns", "email"])
+    assert once.exit_code == 0, once.output
+    assert [json.loads(line)["id"] for line in once.stdout.splitlines()] == sorted(generation.expected)
+    assert once.stderr == (
+        "the lake changed under the view (a file it planned to read is gone); reading it again, attempt 2 of 3\n"
+    )
+    planned.clear()
+    swaps = cli_latest.ATTEMPTS
+    always = CliRunner().invoke(main, ["latest", "customers", "--columns", "email"])
+    assert (always.exit_code, always.stdout, len(planned)) == (1, "", 3)
+    assert always.stderr.splitlines()[1:] == [
+        "the lake changed under the view (a file it planned to read is gone); reading it again, attempt 3 of 3",
+        "the lake changed under the view (a file it planned to read is gone), in each of 3 attempts",
+    ]
+    assert cli_latest.files_swapped(always.exception), "the read's own error, raised after the last attempt"
