@@ -23,6 +23,7 @@ import csv
 import io
 import shutil
 import uuid
+from dataclasses import dataclass
 
 import click
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -74,9 +75,10 @@ def latest(model: str, columns: str | None, output_format: str) -> None:
     chosen = _columns(columns)
     lake, fs = Lake(settings.lake), filesystem_for(settings.lake)
     with spark_session(settings.spark_config, settings.shared_spark_server, app_name="snowplow-assets-latest") as spark:
+        view = _View(spark, fs, lake, models, spec, chosen, output_format)
         for attempt in range(1, ATTEMPTS + 1):
             try:
-                _print_view(spark, fs, lake, models, spec, chosen, output_format, warn=attempt == 1)
+                view.print(warn=attempt == 1)
                 return
             except LakeChanged as changed:
                 if attempt == ATTEMPTS:  # a file gone for good (LostHistory names it), or a lake never still
@@ -95,62 +97,55 @@ def files_swapped(error: BaseException) -> bool:
     return isinstance(error, FileNotFoundError) or "FILE_NOT_EXIST" in text or "FileNotFoundException" in text
 
 
-def _print_view(
-    spark: SparkSession,
-    fs: LakeFileSystem,
-    lake: Lake,
-    models: CdcModels,
-    spec: ModelSpec,
-    chosen: list[str] | None,
-    output_format: str,
-    warn: bool,
-) -> None:
-    """Compute the view and print it once every line is written (on LakeChanged, nothing was printed)."""
-    staging = lake.cdc_staging(uuid.uuid4().hex[:16])
-    try:
-        names = _write_view(spark, fs, lake, models, spec, chosen, output_format, warn, staging)
-        if output_format == "csv":
-            header = io.StringIO()
-            csv.writer(header, lineterminator="").writerow(names)
-            click.echo(header.getvalue())
-        out = click.get_binary_stream("stdout")
-        for part in fs.list_files(staging):
-            if is_data_file(part.name):
-                with fs.open_binary(part.uri) as lines:
-                    shutil.copyfileobj(lines, out, 1 << 20)
-        out.flush()
-    finally:
-        fs.delete(staging)
+@dataclass(frozen=True)
+class _View:
+    """One model's view as the command prints it, computed from the lake as it is at each `print`."""
 
+    spark: SparkSession
+    fs: LakeFileSystem
+    lake: Lake
+    models: CdcModels
+    spec: ModelSpec
+    columns: list[str] | None
+    output_format: str
 
-def _write_view(
-    spark: SparkSession,
-    fs: LakeFileSystem,
-    lake: Lake,
-    models: CdcModels,
-    spec: ModelSpec,
-    chosen: list[str] | None,
-    output_format: str,
-    warn: bool,
-    staging: str,
-) -> list[str]:
-    """The view of the lake as it is now, its lines written to `staging` in key order; its column names."""
-    try:
-        ingested = read_ingested(fs, lake)
-        if warn:
-            _warn_of_stale_landings(stale_landings(ingested, models, spec.name))
+    def print(self, warn: bool) -> None:
+        """Compute the view and print it once every line is written (on LakeChanged, nothing was printed)."""
+        staging = self.lake.cdc_staging(uuid.uuid4().hex[:16])
         try:
-            table, _ = latest_table(spark, fs, lake, spec, chosen, ingested)
-        except KeyError as error:
-            raise click.BadParameter(error.args[0], param_hint="--columns") from None
-        row = F.struct(*(F.col(identifier(n)) for n in table.columns))
-        line = F.to_json(row, {"ignoreNullFields": "false"}) if output_format == "json" else F.to_csv(row, CSV_OPTIONS)
-        _write_sorted_lines(table, F.col(identifier(spec.id)), line, fs, staging)
-        return table.columns
-    except Exception as error:
-        if files_swapped(error):
-            raise LakeChanged("the lake changed under the view (a file it planned to read is gone)") from error
-        raise
+            names = self._write(staging, warn)
+            if self.output_format == "csv":
+                header = io.StringIO()
+                csv.writer(header, lineterminator="").writerow(names)
+                click.echo(header.getvalue())
+            out = click.get_binary_stream("stdout")
+            for part in self.fs.list_files(staging):
+                if is_data_file(part.name):
+                    with self.fs.open_binary(part.uri) as lines:
+                        shutil.copyfileobj(lines, out, 1 << 20)
+            out.flush()
+        finally:
+            self.fs.delete(staging)
+
+    def _write(self, staging: str, warn: bool) -> list[str]:
+        """The view's lines written to `staging` in key order; its column names."""
+        try:
+            ingested = read_ingested(self.fs, self.lake)
+            if warn:
+                _warn_of_stale_landings(stale_landings(ingested, self.models, self.spec.name))
+            try:
+                table, _ = latest_table(self.spark, self.fs, self.lake, self.spec, self.columns, ingested)
+            except KeyError as error:
+                raise click.BadParameter(error.args[0], param_hint="--columns") from None
+            row = F.struct(*(F.col(identifier(n)) for n in table.columns))
+            as_json = self.output_format == "json"
+            line = F.to_json(row, {"ignoreNullFields": "false"}) if as_json else F.to_csv(row, CSV_OPTIONS)
+            _write_sorted_lines(table, F.col(identifier(self.spec.id)), line, self.fs, staging)
+            return table.columns
+        except Exception as error:
+            if files_swapped(error):
+                raise LakeChanged("the lake changed under the view (a file it planned to read is gone)") from error
+            raise
 
 
 def _warn_of_stale_landings(stale: dict[str, list[str]]) -> None:
