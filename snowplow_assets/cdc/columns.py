@@ -26,7 +26,9 @@ Of names equal but for case, the one seen first keeps the column: the one in the
 earliest record (history.model_columns), and within one landing the first in sorted order. So one stray
 `Email` row in a later landing is skipped, instead of renaming the `email` column: the typed column reads
 its values by its name, so a renamed column would have been empty in every other row, and column tests
-naming `email` would have failed. (Until 2026-11-28 sorted order alone decided, and `Email` won.)
+naming `email` would have failed. (Until 2026-11-28 sorted order alone decided, and `Email` won.) The order
+is the data's, not the arrival's, since landing names need not sort by time: a landing ingested later whose
+records are older than every other landing's still decides, and can rename the column.
 
 A row key named like the model's id is the key column's value only in the topics that read the key from
 that field (Debezium and event topics without another `id_field`). When the model has a topic that takes
