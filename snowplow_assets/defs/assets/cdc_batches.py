@@ -57,8 +57,8 @@ def build_cdc_batches(models: CdcModels) -> dg.AssetsDefinition:
         group_name="cdc",
         pool=CDC_BATCHES_POOL,
         kinds={"spark", "parquet"},
-        description="A snapshot of every CDC model at its boundary (the earliest of its latest change, latest "
-        "delete and now), cut from the previous batch and the newer records (cdc/batches/<model>/boundary=…).",
+        description="A snapshot of every CDC model at its boundary (its latest record, capped at now), cut from "
+        "the previous batch and the newer records (cdc/batches/<model>/boundary=…).",
     )
     def cdc_batches(
         context: dg.AssetExecutionContext,

@@ -7,7 +7,8 @@ one's materialisation (its manifest entry) and checks as soon as it is done. Whe
 stops: the models before it have recorded their new last_success, it and the models after it keep their
 old one, and the next run finds the manifest out of sync and catches them up. When a model's check fails,
 its table is already written and its last_success recorded (as dbt-snowplow-web updates its manifest for a
-model whose tests fail); the step stops before the models after it, which read that table.
+model whose tests fail); the step stops before the models after it, which read that table. A check the run
+leaves out (deselected in the launchpad) is not evaluated, so it stops nothing.
 
 The step is in the `web_models` concurrency pool, which dagster.yaml limits to 1: two runs at once would
 compute their windows from the same manifest and swap the same day partitions, so a second run waits.
@@ -177,8 +178,7 @@ def build_web_models(
                 asset_key=web_asset_key(model),
                 metadata=_metadata(run, result, lake.lake.web_model(TABLES[model].model)),
             )
-            # A check the run leaves out (deselected in the launchpad) is not evaluated, so it cannot stop
-            # the models after it: the operator's way past a known failure (README, Web models' checks).
+            # The operator's way past a failure they accept is to leave the check out (README, Web models).
             selected = {key.name for key in context.selected_asset_check_keys if key.asset_key == web_asset_key(model)}
             outcomes = run.check(model, selected)
             yield from web_check_results(model, outcomes)
