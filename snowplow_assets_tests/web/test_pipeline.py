@@ -19,7 +19,11 @@ from pyspark.sql import functions as F
 
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
-from snowplow_assets.web.checks import quarantined_sessions_gain_no_events
+from snowplow_assets.web.checks import (
+    PAGE_VIEW_COUNTS_AGREE,
+    QUARANTINED_SESSIONS_FROZEN,
+    quarantined_sessions_gain_no_events,
+)
 from snowplow_assets.web.pipeline import TABLES, WebRun
 from snowplow_assets.web.run_limits import RunState
 from snowplow_assets.web.upsert import read_table
@@ -434,6 +438,11 @@ def test_a_run_killed_in_a_day_swap_loses_no_row_and_the_next_run_catches_up(spa
         assert {model: web.build(model).ran for model in MODELS} == {**dict.fromkeys(MODELS[:3], False),
                                                                      SESSIONS: True, USERS: True}  # fmt: skip
         outcomes = [c for model in MODELS for c in web.check(model)]
+        # The checks a run selects, and only those, are evaluated (a deselected one stops nothing).
+        only = web.check(SESSIONS, {QUARANTINED_SESSIONS_FROZEN})
+        assert [(c.name, c.passed) for c in only] == [(QUARANTINED_SESSIONS_FROZEN, True)]
+        with pytest.raises(KeyError, match="page_views has no checks \\['page_view_counts_agree'\\]"):
+            web.check(PAGE_VIEWS, {PAGE_VIEW_COUNTS_AGREE})
     with WebRun(spark, fs, full_lake, VARIABLES, MODELS, {}, now) as web:
         for model in MODELS:
             web.build(model)
