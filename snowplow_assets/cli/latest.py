@@ -38,7 +38,7 @@ from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
 from snowplow_assets.shown import shown
 from snowplow_assets.spark import spark_session
-from snowplow_assets.storage import LakeFileSystem, filesystem_for, is_data_file
+from snowplow_assets.storage import LakeFileSystem, failed_on_a_gone_file, filesystem_for, is_data_file
 
 ATTEMPTS = 3
 # Spark's CSV defaults escape a quote with a backslash and trim the values' white space; these make its
@@ -91,12 +91,6 @@ class LakeChanged(Exception):
     """The view's read failed on a file that is gone: a cut or an ingestion swapped it meanwhile."""
 
 
-def files_swapped(error: BaseException) -> bool:
-    """Whether `error` is a read of a file that is gone, from Python or from Spark (classic or Connect)."""
-    text = str(error)
-    return isinstance(error, FileNotFoundError) or "FILE_NOT_EXIST" in text or "FileNotFoundException" in text
-
-
 @dataclass(frozen=True)
 class _View:
     """One model's view as the command prints it, computed from the lake as it is at each `print`."""
@@ -143,7 +137,7 @@ class _View:
             _write_sorted_lines(table, F.col(identifier(self.spec.id)), line, self.fs, staging)
             return table.columns
         except Exception as error:
-            if files_swapped(error):
+            if failed_on_a_gone_file(error):
                 raise LakeChanged("the lake changed under the view (a file it planned to read is gone)") from error
             raise
 

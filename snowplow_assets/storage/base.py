@@ -94,6 +94,15 @@ _HADOOP_GLOB = re.compile(r"([\\*?\[\]{}])")
 _HADOOP_CODEC_SUFFIXES = (".bz2", ".deflate", ".lz4", ".snappy", ".zst")
 
 
+def failed_on_a_gone_file(error: BaseException) -> bool:
+    """Whether `error` is a read of a file that is gone since it was listed, from Python or from Spark (classic
+    or Connect, whose errors carry the JVM's): a writer replaced or removed it meanwhile. Reading the lake
+    again as it is now is then the remedy, unless the file is gone for good (cdc.history.LostHistory, a
+    FileNotFoundError too, says so when it stays)."""
+    text = str(error)
+    return isinstance(error, FileNotFoundError) or "FILE_NOT_EXIST" in text or "FileNotFoundException" in text
+
+
 class FileChangedSinceRead(Exception):
     """`write_text_if_unchanged` found the file changed, created or deleted since its token was read, and
     wrote nothing: another writer got there first. Not an OSError: nothing failed, and a retry of the same

@@ -17,7 +17,7 @@ from snowplow_assets.cli import main
 from snowplow_assets.datagen.cdc import CdcGenerationOptions, generate_cdc_landings
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import DEFAULT_CDC_MODELS
-from snowplow_assets.storage import LocalFileSystem
+from snowplow_assets.storage import LocalFileSystem, failed_on_a_gone_file
 from snowplow_assets_tests.cdc.builders import record, write_landing, write_models
 
 cli_latest = importlib.import_module("snowplow_assets.cli.latest")  # the package's `latest` is the command
@@ -169,4 +169,4 @@ def test_a_landing_swapped_under_the_view_is_read_again_and_nothing_printed_twic
         "the lake changed under the view (a file it planned to read is gone); reading it again, attempt 3 of 3",
         "the lake changed under the view (a file it planned to read is gone), in each of 3 attempts",
     ]
-    assert cli_latest.files_swapped(always.exception), "the read's own error, raised after the last attempt"
+    assert failed_on_a_gone_file(always.exception), "the read's own error, raised after the last attempt"

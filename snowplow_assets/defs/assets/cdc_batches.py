@@ -9,6 +9,7 @@ from snowplow_assets.cdc.models import CdcModels, load_models
 from snowplow_assets.defs.assets.cdc_history import CDC_DELETES, CDC_HISTORY
 from snowplow_assets.defs.assets.metadata_table import metadata_table
 from snowplow_assets.defs.checks.cdc_checks import CDC_BATCHES, cdc_batch_check_results, cdc_batch_check_specs
+from snowplow_assets.defs.lake_read_retries import read_again_if_files_are_swapped
 from snowplow_assets.defs.pools import CDC_BATCHES_POOL
 from snowplow_assets.defs.resources import CdcResource, LakeResource
 from snowplow_assets.settings import Settings
@@ -68,17 +69,18 @@ def build_cdc_batches(models: CdcModels) -> dg.AssetsDefinition:
         cdc: CdcResource,
     ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
         fs, session = lake.filesystem(), spark.spark_session
-        # Read once: the cut plans from the landings' summaries, and the stale-landings check judges them.
-        ingested = read_ingested(fs, lake.lake)
-        results = cut_batches(
-            session,
-            fs,
-            lake.lake,
-            models,
-            full=config.full,
-            retention_hours=cdc.batch_retention_hours,
-            ingested=ingested,
-        )
+        with read_again_if_files_are_swapped(context):
+            # Read once: the cut plans from the landings' summaries, and the stale-landings check judges them.
+            ingested = read_ingested(fs, lake.lake)
+            results = cut_batches(
+                session,
+                fs,
+                lake.lake,
+                models,
+                full=config.full,
+                retention_hours=cdc.batch_retention_hours,
+                ingested=ingested,
+            )
         metadata: dict[str, object] = {
             "models": _results_table(results),
             "path": dg.MetadataValue.path(lake.lake.uri("cdc", "batches")),

@@ -5,6 +5,7 @@ from snowplow_assets.cdc.latest import write_latest
 from snowplow_assets.defs.assets.cdc_history import CDC_DELETES, CDC_HISTORY
 from snowplow_assets.defs.assets.metadata_table import metadata_table
 from snowplow_assets.defs.checks.cdc_checks import CDC_BATCHES
+from snowplow_assets.defs.lake_read_retries import read_again_if_files_are_swapped
 from snowplow_assets.defs.pools import CDC_BATCHES_POOL
 from snowplow_assets.defs.resources import CdcResource, LakeResource
 
@@ -17,9 +18,12 @@ from snowplow_assets.defs.resources import CdcResource, LakeResource
     description="Every CDC model as a typed table, freshest: its newest batch merged with every record the batch "
     "does not hold yet (cdc/latest/<model>/). `snowplow-assets latest MODEL` computes the same view on demand.",
 )
-def cdc_latest(lake: LakeResource, spark: LazyPySparkResource, cdc: CdcResource) -> dg.MaterializeResult:
+def cdc_latest(
+    context: dg.AssetExecutionContext, lake: LakeResource, spark: LazyPySparkResource, cdc: CdcResource
+) -> dg.MaterializeResult:
     models = cdc.models()
-    written = write_latest(spark.spark_session, lake.filesystem(), lake.lake, list(models.models.values()))
+    with read_again_if_files_are_swapped(context):
+        written = write_latest(spark.spark_session, lake.filesystem(), lake.lake, list(models.models.values()))
     metadata: dict[str, object] = {
         "models": metadata_table(
             [
