@@ -33,6 +33,10 @@ has no time of its own: until 2026-11-27 it passed as empty and quiet, and the f
 later waited for the next whole listing. Left unfilled, it holds the cursor (the ticks list from before it)
 and is logged as not ready until it is filled or removed.
 
+Quiet time is the storage's own clock (`LakeFileSystem.clock`) less those times: on S3 the `Date` its responses
+carry, since S3 stamps `LastModified` by that clock. Until 2026-11-28 it was the host's clock, and a host
+running ahead of S3's took a folder still being copied for quiet.
+
 Times are each file's last change (`FileEntry.last_change`): on a local disk the later of its modification
 time and its status change time (ctime). A copy may set the first, never the second: `aws s3 sync` and
 `aws s3 cp` to a disk give each file its object's time, `cp -p` and `rsync -a` keep the source's. Until

@@ -9,7 +9,6 @@ The lock is checked again right before each run: a sensor or another `process` m
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,8 +54,9 @@ def process_items(
     # An item as `manifest` and the UI name it (enriched/run=…, cdc/landing/…) is taken as its folder's name.
     requested = [name.removeprefix(f"{kind.prefix}/") for name in requested or []]
     known = set(instance.get_dynamic_partitions(kind.partitions_def))
+    parent = how.parent(lake)
     found = find_new_folders(
-        fs, how.parent(lake), known, time.time(), settings.ready_after_seconds, limit=10**9, pattern=kind.pattern
+        fs, parent, known, fs.clock(parent), settings.ready_after_seconds, limit=10**9, pattern=kind.pattern
     )
     for name in found.waiting:
         echo(f"waiting: {how.noun} {name} is not ready yet")
@@ -68,10 +68,11 @@ def process_items(
             how.validate(name)
         except ValueError as error:
             raise click.BadParameter(str(error), param_hint=how.option) from None
-        if not fs.exists(how.folder(lake, name)):
-            raise click.ClickException(f"no such {how.noun}: {how.folder(lake, name)}")
+        folder = how.folder(lake, name)
+        if not fs.exists(folder):
+            raise click.ClickException(f"no such {how.noun}: {folder}")
         # Its run would refuse it (enriched_batch, cdc_ingest) and leave it Failed: refused here, nothing is.
-        if why := still_being_written(fs, how.folder(lake, name), time.time(), settings.ready_after_seconds):
+        if why := still_being_written(fs, folder, fs.clock(folder), settings.ready_after_seconds):
             raise click.ClickException(
                 f"{how.noun} {name} is not ready: {why}. Ask again once it is: a {SUCCESS_MARKER} written after "
                 f"its files, or {settings.ready_after_seconds}s without a change"

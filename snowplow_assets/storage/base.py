@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import abc
 import re
+import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -126,6 +127,13 @@ class LakeFileSystem(abc.ABC):
     @abc.abstractmethod
     def list_files(self, uri: str) -> list[FileEntry]:
         """Every file below a folder, recursively, sorted by URI."""
+
+    def clock(self, uri: str) -> float:
+        """Now, in epoch seconds, by the clock that stamps the times of the files at `uri` (`last_change`). The
+        readiness rule (run_folders.py) subtracts those times from it: by the host's clock instead, a host
+        running ahead of its storage would take a folder still being copied for quiet. A local disk's times
+        are the host's own."""
+        return time.time()
 
     def uploads_in_progress(self, uri: str) -> list[FileEntry]:
         """Files below a folder that are being written but that `list_files` does not show yet, each with the

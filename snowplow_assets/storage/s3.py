@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import Any, BinaryIO
 
 from snowplow_assets.storage.base import (
@@ -174,6 +175,13 @@ class S3FileSystem(LakeFileSystem):
             ),
             key=lambda e: e.uri,
         )
+
+    def clock(self, uri: str) -> float:
+        # S3 stamps LastModified by its own clock, and says its time in every response's Date header (to the
+        # second, as listings give LastModified): a one-key listing of the folder asks for it.
+        location = parse_s3_uri(uri)
+        page = self.client.list_objects_v2(Bucket=location.bucket, Prefix=location.folder_prefix, MaxKeys=1)
+        return parsedate_to_datetime(page["ResponseMetadata"]["HTTPHeaders"]["date"]).timestamp()
 
     def exists(self, uri: str) -> bool:
         location = parse_s3_uri(uri)

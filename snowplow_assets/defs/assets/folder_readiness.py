@@ -1,7 +1,5 @@
 """A run's second look at the folder it is about to read, which a sensor or `process` found ready earlier."""
 
-import time
-
 import dagster as dg
 
 from snowplow_assets.run_folders import still_being_written
@@ -15,7 +13,7 @@ def fail_unless_still_ready(fs: LakeFileSystem, folder: str, noun: str, name: st
     It was found ready when it was registered, but its run may start hours later, and the folder may have been
     written since (landed again under its name, or a copy a tick took for complete): read so, part of its data
     would be shredded or ingested and the item marked Processed."""
-    if why := still_being_written(fs, folder, time.time(), Settings().ready_after_seconds):
+    if why := still_being_written(fs, folder, fs.clock(folder), Settings().ready_after_seconds):
         raise dg.Failure(
             f"{noun} {name} is not ready: {why}. It is being written again since it was found ready (landed again "
             "under its name, or a copy still under way): resolve it once it is complete",

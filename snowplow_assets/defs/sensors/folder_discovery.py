@@ -24,7 +24,6 @@ logged and replaced by a new one, whose tick lists everything (`FolderSensorCurs
 """
 
 import json
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -105,7 +104,7 @@ def evaluate_folder_sensor(
         fs,
         parent_uri,
         registered,
-        now=time.time(),
+        now=fs.clock(parent_uri),
         ready_after_seconds=settings.ready_after_seconds,
         limit=settings.sensor_chunk_size,
         pattern=kind.pattern,

@@ -1,6 +1,8 @@
 import json
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from email.utils import formatdate, parsedate_to_datetime
 
 import boto3
 import click
@@ -224,3 +226,49 @@ def test_on_s3_the_sensor_pages_keeps_a_cursor_and_finds_late_folders(
     assert fifth.run_requests == [] and not fifth.dynamic_partitions_requests
     assert sorted(requested) == sorted([*FOLDERS, LATE]), "each folder requested exactly once"
     assert sorted(instance.get_dynamic_partitions("enriched_runs")) == sorted([*FOLDERS, LATE])
+
+
+def _s3_times_shifted(monkeypatch, files_by: float, clock_by: float) -> None:
+    """Clients of S3Resource see every object's time moved by `files_by` seconds and S3's own time (each
+    response's Date header) by `clock_by`, as S3 whose clock differs from the host's stamps them; the responses
+    are moto's, over HTTP."""
+
+    def shift(parsed, **_):
+        headers = parsed["ResponseMetadata"]["HTTPHeaders"]
+        headers["date"] = formatdate(parsedate_to_datetime(headers["date"]).timestamp() + clock_by, usegmt=True)
+        for item in [*parsed.get("Contents", []), *parsed.get("Uploads", [])]:
+            for field in ("LastModified", "Initiated"):
+                if field in item:
+                    item[field] += timedelta(seconds=files_by)
+
+    get_client = S3Resource.get_client
+
+    def shifted_client(self):
+        client = get_client(self)
+        for operation in ("ListObjectsV2", "ListMultipartUploads"):
+            client.meta.events.register(f"after-call.s3.{operation}", shift)
+        return client
+
+    monkeypatch.setattr(S3Resource, "get_client", shifted_client)
+
+
+@pytest.mark.parametrize(
+    ("files_by", "clock_by", "ready"),
+    [(-600, -600, False), (-120, 0, True)],
+    ids=["s3-ten-minutes-behind-the-host", "a-file-two-minutes-old-by-s3s-clock"],
+)
+def test_on_s3_a_folder_is_quiet_by_s3s_clock_not_the_hosts(
+    moto_server, memory_instance, monkeypatch, no_spark_needed, files_by, clock_by, ready
+):
+    """A folder still being copied: one part file uploaded a moment ago, no marker. With S3's clock ten minutes
+    behind the host's, its file looked ten minutes old by the host's clock, and the sensor took the folder
+    (until 2026-11-28). A file two minutes old by S3's own clock is quiet for the 60 seconds asked."""
+    monkeypatch.setenv("SNOWPLOW_READY_AFTER_SECONDS", "60")
+    bucket = f"lake-{uuid.uuid4().hex[:12]}"
+    client = boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1")
+    client.create_bucket(Bucket=bucket)
+    client.put_object(Bucket=bucket, Key=f"lake/enriched/{FOLDERS[0]}/part-00000", Body=b"")
+    _s3_times_shifted(monkeypatch, files_by, clock_by)
+    lake = LakeResource(root=f"s3://{bucket}/lake", s3=S3Resource(endpoint_url=moto_server, region_name="us-east-1"))
+    result = tick(memory_instance, lake)
+    assert [r.partition_key for r in result.run_requests] == ([FOLDERS[0]] if ready else [])
