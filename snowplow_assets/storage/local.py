@@ -48,7 +48,7 @@ class LocalFileSystem(LakeFileSystem):
     def list_files(self, uri: str) -> list[FileEntry]:
         found = [
             entry
-            for directory, _dirs, files in os.walk(uri)
+            for directory, _dirs, files in os.walk(uri, onerror=_unless_gone)
             for name in files
             if (entry := _file_entry(os.path.join(directory, name), name)) is not None
         ]
@@ -141,6 +141,14 @@ def _entry(e: os.DirEntry) -> FileEntry | None:
     except FileNotFoundError:
         return None
     return FileEntry(e.path, e.name, is_dir, 0 if is_dir else stat.st_size, stat.st_mtime, stat.st_ctime)
+
+
+def _unless_gone(error: OSError) -> None:
+    """os.walk's error handler: a folder gone (or a file where it was) holds nothing to list; any other error
+    is raised. os.walk's default passes over a sub-folder it cannot read, and a run would then process its
+    folder without that sub-folder's files, and mark it Processed (until 2026-11-28)."""
+    if not isinstance(error, (FileNotFoundError, NotADirectoryError)):
+        raise error
 
 
 def _file_entry(path: str, name: str) -> FileEntry | None:

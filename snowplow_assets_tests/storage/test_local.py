@@ -1,3 +1,4 @@
+import errno
 import os
 import stat
 from concurrent.futures import ThreadPoolExecutor
@@ -198,3 +199,28 @@ def test_publishing_order_puts_every_folders_markers_after_the_rest_of_it():
         "_temporary/0/part-2", "a/b/z", "a/b/_m", "a/_m", "deleted/part-0", "part-00000.parquet",
         "rows/part-0", "rows/sub/part-1", "rows/_SUCCESS", ".hidden", "_batch.json", "_latest.json",
     ]  # fmt: skip
+
+
+def test_a_sub_folder_that_cannot_be_read_fails_the_listing_instead_of_being_passed_over(tmp_path):
+    """os.walk passes over a sub-folder it cannot read unless told otherwise, and a run would then process the
+    folder without its files. A folder so deep that its path is longer than the system takes (PATH_MAX) cannot
+    be read by any user, root included, whom permissions would not stop."""
+    folder = tmp_path / "run=2026-01-01-00-00-00"
+    folder.mkdir()
+    (folder / "part-0").write_text("x")
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        for _ in range(20):  # 20 names of 250 characters: beyond the 4,096 bytes of a path
+            os.mkdir("d" * 250, dir_fd=fd)
+            deeper = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = deeper
+        os.close(os.open("part-1", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+    finally:
+        os.close(fd)
+    assert [name for _, _, files in os.walk(folder) for name in files] == ["part-0"], "what os.walk alone lists"
+    with pytest.raises(OSError) as unreadable:
+        LocalFileSystem().list_files(str(folder))
+    assert unreadable.value.errno == errno.ENAMETOOLONG
+    assert LocalFileSystem().list_files(str(tmp_path / "missing")) == []
+    assert LocalFileSystem().list_files(str(folder / "part-0")) == [], "a file where a folder was named"
