@@ -22,7 +22,8 @@ overlaps the window. Events are then filtered to the window exactly.
 seen already: the copy with the earliest collector_tstamp, then etl_tstamp, then line text is kept, so the
 choice never depends on read order), `late` (sent more than `days_late_allowed` days after the device
 created it: dvce_sent_tstamp against dvce_created_tstamp, both on the device clock so a wrong clock does not
-matter) or `unidentified` (no domain_sessionid or domain_userid to attribute it to). What remains is valid.
+matter; an event without either is not late, since its lateness cannot be told: dbt-snowplow-web's comparison
+is null for it and drops it uncounted, and webhooks and some server-side trackers send none) or `unidentified` (no domain_sessionid or domain_userid to attribute it to). What remains is valid.
 """
 
 from __future__ import annotations

@@ -78,6 +78,7 @@ def test_window_events_are_read_with_page_view_ids_deduplicated_and_counted(spar
         Event("e1", at, "s", "u", page_view="p1"),
         Event("late", at, "s", "u", created=at - timedelta(days=3, seconds=2), sent=at - timedelta(seconds=1)),
         Event("just-in-time", at, "s", "u", created=at - timedelta(days=3), sent=at),
+        Event("no-device-times", at, "s", "u", extra={"dvce_created_tstamp": "", "dvce_sent_tstamp": ""}),
         Event("no-session", at, None, "u"),
         Event("two-pages", at, "s", "u", page_view="pb"),
         Event("too-early", LOWER - timedelta(seconds=1), "s", "u"),
@@ -86,7 +87,8 @@ def test_window_events_are_read_with_page_view_ids_deduplicated_and_counted(spar
     truncated = Event("e2", at - timedelta(minutes=1), "s", "u").atomic_line().rsplit("\t", 1)[0]
     first.append(Event("e2", at, "s", "u"))
     folder = write_shredded_run(lake, "run=2026-03-02-06-00-00", first, raw_lines=["three\tfields\tonly", truncated])
-    extra = first[4].web_page_line().replace(uid("pb"), uid("pa"))  # type: ignore[union-attr]
+    two_pages = next(e for e in first if e.name == "two-pages")
+    extra = two_pages.web_page_line().replace(uid("pb"), uid("pa"))  # type: ignore[union-attr]
     with open(folder / "shredded-types" / WEB_PAGE_TYPE / "version=1-0-0" / "part-00000", "a") as f:
         f.write(extra + "\n")
     # The same event again in a later folder, enriched later: the copy enriched first is kept.
@@ -100,10 +102,10 @@ def test_window_events_are_read_with_page_view_ids_deduplicated_and_counted(spar
     rows = classified.observe(observation, *drop_counts()).collect()
     counts = observation.get
     assert {k: counts[k] for k in ("events", "malformed", "duplicate", "late", "unidentified", "valid")} == {
-        "events": 9, "malformed": 2, "duplicate": 1, "late": 1, "unidentified": 1, "valid": 4,
+        "events": 10, "malformed": 2, "duplicate": 1, "late": 1, "unidentified": 1, "valid": 5,
     }  # fmt: skip
     valid = {r.event_id: r for r in rows if r.drop_reason is None}
-    assert set(valid) == {uid("e1"), uid("e2"), uid("just-in-time"), uid("two-pages")}
+    assert set(valid) == {uid("e1"), uid("e2"), uid("just-in-time"), uid("no-device-times"), uid("two-pages")}
     assert valid[uid("e1")].run == "run=2026-03-02-06-00-00" and valid[uid("e1")].page_view_id == uid("p1")
     assert valid[uid("two-pages")].page_view_id == min(uid("pa"), uid("pb"))
     assert valid[uid("just-in-time")].page_view_id is None
