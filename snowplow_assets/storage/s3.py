@@ -178,10 +178,12 @@ class S3FileSystem(LakeFileSystem):
 
     def clock(self, uri: str) -> float:
         # S3 stamps LastModified by its own clock, and says its time in every response's Date header (to the
-        # second, as listings give LastModified): a one-key listing of the folder asks for it.
+        # second, as listings give LastModified): a one-key listing of the folder asks for it. A store that
+        # sends no Date (HTTP requires one of a server with a clock) is taken to share the host's clock.
         location = parse_s3_uri(uri)
         page = self.client.list_objects_v2(Bucket=location.bucket, Prefix=location.folder_prefix, MaxKeys=1)
-        return parsedate_to_datetime(page["ResponseMetadata"]["HTTPHeaders"]["date"]).timestamp()
+        date = page.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("date")
+        return parsedate_to_datetime(date).timestamp() if date else super().clock(uri)
 
     def exists(self, uri: str) -> bool:
         location = parse_s3_uri(uri)
