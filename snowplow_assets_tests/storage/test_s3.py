@@ -344,3 +344,19 @@ def test_a_key_s3_could_not_delete_is_an_error_naming_it(s3, bucket):
     with pytest.raises(DeleteError, match="locked/_batch.json"):
         s3.delete(f"{base}/locked")
     assert below(s3, f"{base}/locked") == tree, "nothing the marker vouches for goes while it stays"
+
+
+def test_the_clock_is_s3s_own_or_the_hosts_without_a_date(s3, bucket):
+    """The time of the Date header S3 answers with, by which it stamps LastModified: an object written just
+    now is no older than a second by it. A store that sends no Date is taken to share the host's clock."""
+    put(s3, f"s3://{bucket}/run=1/part-0")
+    [written] = s3.list_files(f"s3://{bucket}/run=1")
+    assert 0 <= s3.clock(f"s3://{bucket}/run=1") - written.last_change < 2
+    dated = []
+
+    def keep_and_drop_date(parsed, **_):
+        dated.append(parsed["ResponseMetadata"]["HTTPHeaders"].pop("date"))
+
+    s3.client.meta.events.register("after-call.s3.ListObjectsV2", keep_and_drop_date)
+    before = time.time()
+    assert before <= s3.clock(f"s3://{bucket}/run=1") <= time.time() and len(dated) == 1
