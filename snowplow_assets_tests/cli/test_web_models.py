@@ -15,7 +15,7 @@ from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets.web.pipeline import TABLES
 from snowplow_assets.web.upsert import read_table
-from snowplow_assets.web.variables import PAGE_VIEWS, SESSIONS, USERS
+from snowplow_assets.web.variables import MODELS, PAGE_VIEWS, SESSIONS, USERS
 from snowplow_assets_tests.web.shredded import ts
 
 RUN = "run=2026-03-01-11-00-00"
@@ -63,6 +63,17 @@ def test_process_shreds_then_builds_web_models_that_agree_with_the_events(tmp_pa
     with dg.DagsterInstance.get() as instance:
         [run] = instance.get_run_records(dg.RunsFilter(job_name="web_models"))
         assert run.dagster_run.status == dg.DagsterRunStatus.SUCCESS
+        # The job selects every check of its models, so its runs evaluate them all (a run evaluates only the
+        # checks it selects).
+        evaluated = instance.all_logs(run.dagster_run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+        assert sorted(
+            (e.dagster_event.event_specific_data.asset_key.path[-1], e.dagster_event.event_specific_data.check_name)
+            for e in evaluated
+            if e.dagster_event.event_specific_data.passed
+        ) == sorted(
+            [(f"web_{m}", "unique_keys") for m in MODELS]
+            + [("web_sessions", "page_view_counts_agree"), ("web_sessions", "quarantined_sessions_gain_no_events")]
+        )
         latest = max(ts(e["collector_tstamp"]) for e in events)
         assert set(read_web_manifest(instance).values()) == {latest}
         [record] = instance.fetch_materializations(dg.AssetKey("web_sessions_lifecycle"), limit=1).records
