@@ -155,6 +155,7 @@ def scan_folders(
     limit: int,
     pattern: re.Pattern[str],
     start_after: str | None = None,
+    examine_at_most: int | None = None,
 ) -> FolderScan:
     """Sub-folders of `parent_uri` sorting after `start_after`: the ready ones not yet `registered`, and a cursor.
 
@@ -170,14 +171,19 @@ def scan_folders(
     later, is not seen by scans that start after the cursor: callers rescan from the start
     (`start_after=None`) now and then, which costs one listing page per 1,000 folders plus one listing per
     unregistered folder.
+
+    `examine_at_most` bounds the unregistered folders opened, in name order, as `limit` bounds the ready
+    ones: folders after the bound are left for later scans like those after `limit`. A sensor's tick must end
+    within Dagster's timeout whatever was copied in; see folder_discovery.FOLDERS_EXAMINED_PER_TICK.
     """
     entries = [e for e in fs.list_dir(parent_uri, start_after=start_after) if e.is_dir]
     todo = [e for e in entries if pattern.fullmatch(e.name) and e.name not in registered]
     verdicts: dict[str, str] = {}  # name -> ready | waiting | empty, for the unregistered folders examined
     ready_count, position = 0, 0
+    examinable = todo if examine_at_most is None else todo[:examine_at_most]
     with ThreadPoolExecutor(LISTING_THREADS) as pool:
-        while position < len(todo) and ready_count < limit:
-            window = todo[position : position + limit - ready_count]
+        while position < len(examinable) and ready_count < limit:
+            window = examinable[position : position + limit - ready_count]
             position += len(window)
             for entry, verdict in zip(window, pool.map(lambda e: _verdict(fs, e, now, ready_after_seconds), window)):
                 verdicts[entry.name] = verdict
@@ -200,7 +206,7 @@ def scan_folders(
             known += 1
         else:
             verdict = verdicts.get(name)
-            if verdict is None:  # beyond the limit: not examined this time
+            if verdict is None:  # beyond `limit` or `examine_at_most`: not examined this time
                 unexamined += 1
                 blocked = True
                 continue

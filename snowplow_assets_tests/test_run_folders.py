@@ -241,3 +241,30 @@ def test_a_scan_accounts_for_every_folder_it_listed(tmp_path):
         "7 folders: 2 new and ready, 0 not ready yet, 0 without data files, 1 whose names do not fit, "
         "2 registered already, 2 left for the next ticks"
     )
+
+
+def test_a_scan_opens_at_most_the_folders_it_is_told_and_leaves_the_rest_for_later(tmp_path):
+    """A sensor's tick bounds the folders it opens (folder_discovery.FOLDERS_EXAMINED_PER_TICK): with thousands
+    of folders waiting for quiet, each tick opened all of them. Those after the bound are left for later scans,
+    as those after `limit` are."""
+    from snowplow_assets.run_folders import scan_folders
+
+    enriched, fs = tmp_path / "enriched", LocalFileSystem()
+    names = [f"run=2026-03-01-0{h}-00-00" for h in range(6)]
+    for name in names[:3]:
+        make(enriched / name, "part-0", age=-600)  # still changing: waiting
+    for name in names[3:]:
+        make(enriched / name, "part-0", "_SUCCESS")
+    opened = []
+    list_files = fs.list_files
+    fs.list_files = lambda uri: opened.append(uri.rsplit("/", 1)[-1]) or list_files(uri)  # type: ignore[method-assign]
+
+    bounded = scan_folders(fs, str(enriched), set(), time.time(), 120, 10, RUN_FOLDER, examine_at_most=3)
+    assert sorted(opened) == names[:3], "only the first three folders were opened"
+    assert (bounded.ready, bounded.waiting, bounded.unexamined) == ([], names[:3], 3)
+    assert (bounded.handled_through, bounded.more) == (None, True)
+    assert bounded.summary().endswith("3 left for the next ticks")
+
+    opened.clear()  # once the first three are registered, the next scan reaches the rest
+    later = scan_folders(fs, str(enriched), set(names[:3]), time.time(), 120, 10, RUN_FOLDER, examine_at_most=3)
+    assert (sorted(opened), later.ready, later.handled_through) == (names[3:], names[3:], names[-1])

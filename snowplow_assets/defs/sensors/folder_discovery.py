@@ -86,6 +86,16 @@ class UnreadableCursor(ValueError):
         super().__init__(f"not a folder sensor cursor: {text!r}")
 
 
+# Unregistered folders a tick opens at most (run_folders.scan_folders' `examine_at_most`). Each is a listing,
+# LISTING_THREADS at a time; on S3 each takes tens of milliseconds, so a bulk copy of thousands of folders
+# without markers, all waiting for quiet, made every tick open every one of them, and at some ten thousand a
+# tick would outlast Dagster's sensor timeout (60 s) and register nothing. Bounded, the waiting folders first
+# in name order are looked at again each tick, and those after them once these are registered. The cost: more
+# than this many folders that never become ready (abandoned uploads) hold back every folder after them until
+# they are skipped, and the tick's log names them as waiting.
+FOLDERS_EXAMINED_PER_TICK = 2_000
+
+
 def evaluate_folder_sensor(
     context: dg.SensorEvaluationContext,
     sensor_name: str,
@@ -109,6 +119,7 @@ def evaluate_folder_sensor(
         limit=settings.sensor_chunk_size,
         pattern=kind.pattern,
         start_after=None if full else cursor.after,
+        examine_at_most=FOLDERS_EXAMINED_PER_TICK,
     )
     new = startable_runs(instance, kind, scan.ready, discovered=dict.fromkeys(scan.ready, sensor_name))
     waiting = waiting_runs(instance, kind, limit=settings.sensor_chunk_size)

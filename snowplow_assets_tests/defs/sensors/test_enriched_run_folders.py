@@ -16,6 +16,7 @@ from snowplow_assets.cli.process import SHREDDING
 from snowplow_assets.defs.manifests.operator_actions import record_operator_action
 from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest
 from snowplow_assets.defs.resources import LakeResource
+from snowplow_assets.defs.sensors import folder_discovery
 from snowplow_assets.defs.sensors.enriched_run_folders import enriched_run_folders
 from snowplow_assets.processing import State
 from snowplow_assets.settings import Settings
@@ -272,3 +273,17 @@ def test_on_s3_a_folder_is_quiet_by_s3s_clock_not_the_hosts(
     lake = LakeResource(root=f"s3://{bucket}/lake", s3=S3Resource(endpoint_url=moto_server, region_name="us-east-1"))
     result = tick(memory_instance, lake)
     assert [r.partition_key for r in result.run_requests] == ([FOLDERS[0]] if ready else [])
+
+
+def test_a_tick_opens_at_most_its_bound_of_folders(definitions, memory_instance, lake, no_spark_needed, monkeypatch):
+    """Folders waiting for quiet come first in name order; the ready ones after the bound wait for later ticks."""
+    waiting, ready = "run=2026-03-04-00-00-00", ["run=2026-03-04-01-00-00", "run=2026-03-04-02-00-00"]
+    write_run_folder(lake, waiting, ["x"], success_marker=False)  # written just now, no marker: not quiet yet
+    for name in ready:
+        write_run_folder(lake, name, ["x"])
+    monkeypatch.setattr(folder_discovery, "FOLDERS_EXAMINED_PER_TICK", 1)
+    bounded = tick(memory_instance, definitions.resources["lake"])
+    assert bounded.run_requests == [] and json.loads(bounded.cursor)["after"] is None
+    monkeypatch.setattr(folder_discovery, "FOLDERS_EXAMINED_PER_TICK", 3)
+    wider = tick(memory_instance, definitions.resources["lake"], bounded.cursor)
+    assert [r.partition_key for r in wider.run_requests] == ready
