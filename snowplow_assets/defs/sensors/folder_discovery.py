@@ -87,12 +87,12 @@ class UnreadableCursor(ValueError):
 
 
 # Unregistered folders a tick opens at most (run_folders.scan_folders' `examine_at_most`). Each is a listing,
-# LISTING_THREADS at a time; on S3 each takes tens of milliseconds, so a bulk copy of thousands of folders
-# without markers, all waiting for quiet, made every tick open every one of them, and at some ten thousand a
-# tick would outlast Dagster's sensor timeout (60 s) and register nothing. Bounded, the waiting folders first
-# in name order are looked at again each tick, and those after them once these are registered. The cost: more
-# than this many folders that never become ready (abandoned uploads) hold back every folder after them until
-# they are skipped, and the tick's log names them as waiting.
+# run_folders.LISTING_THREADS at a time; on S3 each takes tens of milliseconds, so a bulk copy of thousands of folders
+# without markers, all waiting for quiet, made every tick open every one of them, and at some ten thousand a tick
+# would outlast Dagster's sensor timeout (60 s) and register nothing. Bounded, the waiting folders first in name order
+# are looked at again each tick, and those after them once these are registered. The cost: more than this many folders
+# that never become ready (abandoned uploads) hold back every folder after them until they are skipped, and the tick's
+# log names them as waiting.
 FOLDERS_EXAMINED_PER_TICK = 2_000
 
 
