@@ -11,7 +11,13 @@ file's `ignored_topics` fits it, ignored (models.py). Per contract:
 (create) and `r` (snapshot read) are inserts, `u` an update, `d` a delete; the row is `after`. The key is
 the id field of the row image (`after`, or `before` for a delete) and, when the image lacks it, the
 Kafka key. The tombstone Debezium writes after a delete (null value) is a delete of the Kafka key: harmless
-after the delete it follows, and still right when compaction removed that delete.
+after the delete it follows, and still right when compaction removed that delete. A tombstone whose key is an
+object without the id field (a topic keyed by another field than the table's key: `id_field: customerId`
+where Debezium keys by `id`) cannot name the model's key and is counted as ignored: it only repeats the `d`
+before it, whose `before` image gives the id. Until 2026-11-28 it was a `no_id` bad row, one per delete, and
+every landing with a delete failed `no_bad_records`. (Compaction removes a `d` only in favour of its
+tombstone, and the key's inserts with it: a topic landed again from a compacted log has nothing of that key
+for the tombstone to delete, and the landings that took the inserts took the `d` too.)
 
 `event` (the OMG contract of seed 004): `changeType` INSERT, UPDATE or DELETE; the row is `data`; the key
 is `data.<id field>`, or `deletedID` for a delete. A null value is not part of this contract: a bad row.
@@ -184,10 +190,16 @@ def classify(envelopes: DataFrame, models: CdcModels) -> DataFrame:
         ("__id IS NULL", _bad("no_id", "'no usable id (missing, null, empty, an object or an array)'")),
     ]
     outcome = case(*branches)
+    # Also ignored: a Debezium tombstone whose key is an object without the id field, which repeats the `d`
+    # before it (above).
+    ignored_or_unkeyed_tombstone = (
+        "(__ignored OR coalesce(__envelope_error IS NULL AND __contract = 'debezium' AND __null_value "
+        "AND __id IS NULL AND substr(schema_of_variant(__key_json), 1, 6) = 'OBJECT', FALSE))"
+    )
     decided = computed_once(keyed).selectExpr(
         *ENVELOPE_COLUMNS,
-        "__ignored",
-        f"CASE WHEN NOT __ignored THEN {outcome} END AS __bad",
+        f"{ignored_or_unkeyed_tombstone} AS __ignored",
+        f"CASE WHEN NOT {ignored_or_unkeyed_tombstone} THEN {outcome} END AS __bad",
         "__model",
         "__id",
         "__kind",

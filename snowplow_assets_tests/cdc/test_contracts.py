@@ -229,3 +229,27 @@ def test_records_of_ignored_topics_are_ignored_unless_declared_or_broken(spark):
     assert {r["__line"]: (r["__output"], r["__key"], r["__reason"]) for r in rows} == IGNORED_CASES
     ignored = [r for r in rows if r["__output"] == "ignored"]
     assert all(r["__model"] is r["__kind"] is r["__data"] is r["__message"] is None for r in ignored)
+
+
+# A Debezium topic keyed by a business field: Debezium's own Kafka key is the table's primary key, `id`.
+BUSINESS_KEYED = (
+    "models:\n  customers:\n    topics: [{topic: shop.customers, contract: debezium, id_field: customerId}]\n"
+)
+# line -> (output, key, kind, bad reason)
+TOMBSTONE_CASES = {
+    record(DEBEZIUM, {"op": "d", "before": {"id": 5, "customerId": "c-5"}}, '{"id": 5}', T, 1): ("deletes", "c-5", "delete", None),
+    record(DEBEZIUM, None, '{"id": 5}', T, 2): ("ignored", None, None, None),  # the tombstone after it
+    record(DEBEZIUM, None, '{"schema": {}, "payload": {"id": 6}}', T, 3): ("ignored", None, None, None),
+    record(DEBEZIUM, None, '{"customerId": "c-7"}', T, 4): ("deletes", "c-7", "delete", None),  # a key that names it
+    record(DEBEZIUM, None, None, T, 5): ("bad", None, None, "no_id"),  # no key at all: not Debezium's tombstone
+    record(DEBEZIUM, None, "8", T, 6): ("deletes", "8", "delete", None),  # a key that is text is the key
+    record(DEBEZIUM, {"op": "d", "before": {"id": 9}}, '{"id": 9}', T, 7): ("bad", None, None, "no_id"),  # not a tombstone
+}  # fmt: skip
+
+
+def test_a_debezium_tombstone_whose_key_lacks_the_id_field_is_ignored(spark):
+    """It repeats the delete before it, which names the id in `before`; it was a no_id bad row for every delete."""
+    frame = spark.createDataFrame([("part-0", line) for line in TOMBSTONE_CASES], "__file STRING, __line STRING")
+    rows = classify(parse_envelopes(frame), models(BUSINESS_KEYED)).collect()
+    got = {r["__line"]: (r["__output"], r["__key"], r["__kind"], r["__reason"]) for r in rows}
+    assert got == TOMBSTONE_CASES

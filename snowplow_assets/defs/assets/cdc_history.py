@@ -86,7 +86,11 @@ def cdc_ingest(
         passed=ingested.bad == 0,
         severity=dg.AssetCheckSeverity.WARN,
         description=f"{ingested.bad} of {ingested.lines - ingested.blank_lines} records were bad"
-        + (f"; {ingested.ignored} were of ignored topics" if ingested.ignored else ""),
+        + (
+            f"; {ingested.ignored} were ignored (ignored topics, Debezium tombstones without the id)"
+            if ingested.ignored
+            else ""
+        ),
         metadata={
             "bad": ingested.bad,
             "ignored": ingested.ignored,
