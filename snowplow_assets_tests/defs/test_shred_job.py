@@ -9,6 +9,17 @@ from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.defs.sensors.test_enriched_run_folders import launch
 from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
 
+# The checks a shred run evaluates, named here rather than read from the product, so that a check dropped
+# or renamed there fails the tests that expect it.
+SHRED_CHECKS = (
+    "unique_event_ids",
+    "lines_accounted_for",
+    "entities_have_events",
+    "renamed_events_have_duplicate_context",
+    "kept_events_not_held_by_other_batches",
+    "kept_events_checked_by_the_event_manifest",
+)
+
 
 @pytest.fixture
 def spark_builds(monkeypatch, spark):
@@ -147,13 +158,6 @@ def test_a_blocking_check_that_fails_withdraws_the_marker_and_the_rerun_material
         for e in result.all_events
         if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION
     ]
-    assert {e.check_name for e in evaluations} == {
-        "unique_event_ids",
-        "lines_accounted_for",
-        "entities_have_events",
-        "renamed_events_have_duplicate_context",
-        "kept_events_not_held_by_other_batches",
-        "kept_events_checked_by_the_event_manifest",
-    }
+    assert {e.check_name for e in evaluations} == set(SHRED_CHECKS)
     assert all(e.passed for e in evaluations)
     assert instance.get_materialized_partitions(dg.AssetKey("atomic_events")) == {RUN}

@@ -17,6 +17,7 @@ from snowplow_assets.lake import Lake
 from snowplow_assets.processing import State
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.defs.backfills import SHRED_ASSETS, launch_backfill, project_workspace
+from snowplow_assets_tests.defs.test_shred_job import SHRED_CHECKS
 from snowplow_assets_tests.events.builders import event_line
 from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, NOT_TSV, A
 
@@ -133,16 +134,7 @@ def test_each_check_is_evaluated_per_run_folder_and_reported_once(backfilled):
             run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION
         ).records
     ]
-    assert sorted(e.check_name for e in evaluations) == sorted(
-        [
-            "unique_event_ids",
-            "lines_accounted_for",
-            "entities_have_events",
-            "renamed_events_have_duplicate_context",
-            "kept_events_not_held_by_other_batches",
-            "kept_events_checked_by_the_event_manifest",
-        ]
-    )
+    assert sorted(e.check_name for e in evaluations) == sorted(SHRED_CHECKS)
     for evaluation in evaluations:
         assert evaluation.passed and evaluation.metadata["partitions"].value == 3
         assert sorted(evaluation.metadata["by_partition"].value) == sorted(INPUTS)
