@@ -113,9 +113,9 @@ def _as_value(column: str, column_type: str) -> str:
 
 
 def run_column_tests(table: DataFrame, model: ModelSpec, columns: ModelColumns) -> list[TestOutcome]:
-    """Run the model's declared tests on `table` (the typed batch: key column, then `columns`)."""
+    """Run the model's declared tests on `table` (the typed batch: key columns, then `columns`)."""
     tests = declared_tests(model)
-    types = {model.id: "STRING", **columns.types}
+    types = {**dict.fromkeys(model.id, "STRING"), **columns.types}
     present = [i for i, t in enumerate(tests) if t.column in types]
     outcomes: dict[int, TestOutcome] = {
         i: TestOutcome(t, False, 1, 0, (), f"{t.column} is not a column of {model.name}")

@@ -17,7 +17,7 @@ Numbers whose fractions are all zeros (`20.0`, as Debezium writes a float column
 integers: JSON parsing keeps no trailing zeros (their text in `__data` is `20`), so a column of them alone is
 BIGINT. column_tests.py compares a BIGINT column's accepted values as exact numbers for that reason.
 
-Columns leave out the key (the model's `id` is the key column) and names the typed table cannot hold:
+Columns leave out the key (the model's `id` names the key column, or columns) and names the typed table cannot hold:
 empty names, names starting with `__` (bookkeeping columns use that prefix) and names equal but for case
 to a name kept before them (Spark resolves columns case-insensitively). Those keys stay in each row's JSON
 (`__data`); the batch manifest lists them as skipped, with the reason.
@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from snowplow_assets.cdc.models import RESERVED_PREFIX, ModelSpec
@@ -163,21 +163,21 @@ class ModelColumns:
 
 def resolve_columns(kinds: dict[str, str], model: ModelSpec, first_seen: Sequence[str] = ()) -> ModelColumns:
     """The columns of `kinds`; of names equal but for case, the earliest in `first_seen` (then in sorted order)."""
-    id_name = model.id
     types: dict[str, str] = {}
     skipped: dict[str, str] = {}
-    taken = {id_name.lower(): id_name}
+    taken = {name.lower(): name for name in model.id}
     elsewhere = model.keyed_elsewhere()
     for name in dict.fromkeys([*(n for n in first_seen if n in kinds), *sorted(kinds)]):
-        if name == id_name:
-            # The key column holds the record key. Where every topic reads its key from this field, that is
-            # this field's value and nothing is lost; where some topic takes it elsewhere, the field's own
-            # values in that topic's rows are in no column, which the operator must be able to see.
+        if name in model.id:
+            # A key column holds its part of the record key. Where every topic reads the key from these fields,
+            # that is this field's value and nothing is lost; where some topic takes it elsewhere, the field's
+            # own values in that topic's rows are in no column, which the operator must be able to see.
             if elsewhere:
                 keyed = ", ".join(f"{topic} from {source}" for topic, source in elsewhere.items())
+                key = "part of the record key" if len(model.id) > 1 else "the record key"
                 skipped[name] = (
-                    f"the {id_name} column is the record key, which topics take from elsewhere ({keyed}); "
-                    f"their rows' own {id_name} is only in __data"
+                    f"the {name} column is {key}, which topics take from elsewhere ({keyed}); "
+                    f"their rows' own {name} is only in __data"
                 )
         elif not name:
             skipped[name] = "empty name"
@@ -210,16 +210,28 @@ def column_drift(before: dict[str, str], after: dict[str, str]) -> Drift:
     )
 
 
-def typed_view(state: DataFrame, id_name: str, columns: ModelColumns, names: list[str] | None = None) -> DataFrame:
-    """The model as a table: its key under the model's id name, then its columns (all, or `names`), typed."""
+def key_columns(id_names: tuple[str, ...]) -> list[Column]:
+    """The record key as the model's key columns: `__key` itself, or the parts of its JSON array
+    (models.key_text), each a STRING under its name."""
+    if len(id_names) == 1:
+        return [F.col(KEY).alias(id_names[0])]
+    parts = F.from_json(F.col(KEY), "array<string>")
+    return [parts.getItem(index).alias(name) for index, name in enumerate(id_names)]
+
+
+def typed_view(
+    state: DataFrame, id_names: tuple[str, ...], columns: ModelColumns, names: list[str] | None = None
+) -> DataFrame:
+    """The model as a table: its key under the model's key column names, then its columns (all, or `names`),
+    typed."""
     chosen = list(columns.types) if names is None else names
-    unknown = [n for n in chosen if n not in columns.types and n != id_name]
+    unknown = [n for n in chosen if n not in columns.types and n not in id_names]
     if unknown:
-        raise KeyError(f"not columns of the model: {unknown} (columns: {[id_name, *columns.types]})")
-    data = [n for n in chosen if n != id_name]
-    key = F.col(KEY).alias(id_name)
+        raise KeyError(f"not columns of the model: {unknown} (columns: {[*id_names, *columns.types]})")
+    data = [n for n in chosen if n not in id_names]
+    keys = key_columns(id_names)
     if not data:
-        return state.select(key)
+        return state.select(*keys)
     # One parse per row: fields taken one by one from from_json are each given their own, narrower parse.
-    row = state.select(key, F.from_json(F.col(DATA), columns.ddl(data)).alias("__row"))
-    return row.select(identifier(id_name), "__row.*")
+    row = state.select(*keys, F.from_json(F.col(DATA), columns.ddl(data)).alias("__row"))
+    return row.select(*(identifier(n) for n in id_names), "__row.*")

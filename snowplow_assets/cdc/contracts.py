@@ -25,6 +25,13 @@ is `data.<id field>`, or `deletedID` for a delete. A null value is not part of t
 The Kafka key, where it is used, is its text; a JSON object key (`{"id": 42}`, or Debezium's
 `{"payload": {"id": 42}}`) gives its id field. Keys are strings, so 42 and "42" are the same key.
 
+A model keyed by several fields (models.py: `id: [order_id, line_no]`) reads each field as above, from the
+same place: the row image, or else the Kafka key, which must then be an object naming them all (Debezium
+keys such a table by `{"order_id": 7, "line_no": 2}`); a text Kafka key cannot give them. An event delete's
+`deletedID` is then an object naming the topic's id fields. A record that lacks any part has no key
+(`no_id`), and the parts are never taken from two places. `__key` is the JSON array of the parts' texts
+(models.key_text), `["7","2"]`.
+
 Bad-row reasons: `invalid_json`, `invalid_envelope`, `invalid_timestamp` (landing.py), `unknown_topic`
 (no model declares it), `invalid_value` (a string value that is not exactly one JSON value (landing.py), not a
 JSON object, a row that is not an object or that holds a number beyond a double's range, a null value where the
@@ -73,28 +80,43 @@ def _scalar(variant: str) -> str:
     )
 
 
-def _kafka_key_id(field: str) -> str:
-    direct = _scalar(f"variant_get(__key_json, {_path(field)})")
-    wrapped = _scalar(f"variant_get(variant_get(__key_json, '$.payload'), {_path(field)})")
-    return f"CASE WHEN __key_json IS NULL THEN nullif(__kafka_key, '') ELSE coalesce({direct}, {wrapped}) END"
+def _key(parts: list[str]) -> str:
+    """`__key` from the text of each part (models.key_text): NULL unless every part is usable."""
+    if len(parts) == 1:
+        return parts[0]
+    return (
+        f"CASE WHEN {' OR '.join(f'{p} IS NULL' for p in parts)} THEN NULL ELSE to_json(array({', '.join(parts)})) END"
+    )
+
+
+def _fields_of(variant: str, fields: tuple[str, ...]) -> str:
+    return _key([_scalar(f"variant_get({variant}, {_path(field)})") for field in fields])
+
+
+def _kafka_key_id(fields: tuple[str, ...]) -> str:
+    """The key from the Kafka key: its text, or the id fields of the JSON object it holds (bare or in
+    `payload`); a key of several fields can only come from such an object."""
+    text = "nullif(__kafka_key, '')" if len(fields) == 1 else "CAST(NULL AS STRING)"
+    direct = _fields_of("__key_json", fields)
+    wrapped = _fields_of("variant_get(__key_json, '$.payload')", fields)
+    return f"CASE WHEN __key_json IS NULL THEN {text} ELSE coalesce({direct}, {wrapped}) END"
 
 
 def _id(models: CdcModels) -> str:
-    """The key of each record, by its topic's contract and id field (one branch per such pair)."""
-    groups: dict[tuple[str, str], list[str]] = {}
+    """The key of each record, by its topic's contract and id fields (one branch per such pair)."""
+    groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for topic, (model, spec) in sorted(models.topics().items()):
         groups.setdefault((spec.contract, model.id_field(spec)), []).append(topic)
     branches = []
-    for (contract, field), topics in sorted(groups.items()):
+    for (contract, fields), topics in sorted(groups.items()):
         if contract == "partial":
-            expression = _kafka_key_id(field)
+            expression = _kafka_key_id(fields)
         elif contract == "debezium":
-            expression = f"coalesce({_scalar(f'variant_get(__row, {_path(field)})')}, {_kafka_key_id(field)})"
+            expression = f"coalesce({_fields_of('__row', fields)}, {_kafka_key_id(fields)})"
         else:
-            expression = (
-                f"CASE WHEN __kind = '{DELETE}' THEN {_scalar('__deleted_id')} "
-                f"ELSE {_scalar(f'variant_get(__row, {_path(field)})')} END"
-            )
+            # A one-field key is deleted by its value; a key of several, by an object naming every field.
+            deleted = _scalar("__deleted_id") if len(fields) == 1 else _fields_of("__deleted_id", fields)
+            expression = f"CASE WHEN __kind = '{DELETE}' THEN {deleted} ELSE {_fields_of('__row', fields)} END"
         branches.append((f"__topic IN ({', '.join(literal(t) for t in topics)})", expression))
     return case(*branches) if branches else "CAST(NULL AS STRING)"
 

@@ -35,6 +35,7 @@ from snowplow_assets.cdc.history import (
 )
 from snowplow_assets.cdc.models import ModelSpec
 from snowplow_assets.cdc.order import BROADCAST_CHANGES_LIMIT, live, merge_into, reduce_to_state
+from snowplow_assets.events.sql import identifier
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LakeFileSystem, is_data_file
 
@@ -104,7 +105,7 @@ def latest_table(
     columns: list[str] | None = None,
     ingested: dict[str, IngestedLanding] | None = None,
 ) -> tuple[DataFrame, LatestSources]:
-    """The model as a typed table, freshest: its key under the model's id name, then its columns."""
+    """The model as a typed table, freshest: its key under the model's key column names, then its columns."""
     state, sources = latest_state(spark, fs, lake, [model], ingested)
     return typed_view(state, model.id, sources[model.name].columns, columns), sources[model.name]
 
@@ -130,7 +131,7 @@ def write_latest(spark: SparkSession, fs: LakeFileSystem, lake: Lake, models: li
         for model in models:
             table, sources = latest_table(spark, fs, lake, model, ingested=ingested)
             folder = f"{staging}/{model.name}"
-            table.orderBy(F.col(model.id)).write.parquet(fs.spark_path(folder))
+            table.orderBy(*(F.col(identifier(n)) for n in model.id)).write.parquet(fs.spark_path(folder))
             # Counted from the files written (their footers): an observation would not report when the
             # adaptive planner replaces an empty result.
             written_files = [f.uri for f in fs.list_files(folder) if is_data_file(f.name)]
@@ -141,7 +142,7 @@ def write_latest(spark: SparkSession, fs: LakeFileSystem, lake: Lake, models: li
                 batch_boundary_ms=sources.boundary_ms,
                 landings_read=len(sources.reads),
                 files_read=sources.files_read,
-                columns={model.id: "STRING", **sources.columns.types},
+                columns={**dict.fromkeys(model.id, "STRING"), **sources.columns.types},
             )
             fs.write_text(f"{folder}/{MANIFEST}", json.dumps(asdict(manifest), indent=2, sort_keys=True))
             fs.replace_tree(folder, lake.cdc_latest(model.name))

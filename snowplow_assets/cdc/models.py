@@ -16,7 +16,12 @@ models:
 
 Decisions where the issue is silent:
 - `id_field` of a topic defaults to the model's `id` (itself `id` by default): the field that carries the
-  key in the topic's rows, `data` objects or Debezium row images. It is a single top-level field.
+  key in the topic's rows, `data` objects or Debezium row images. It is a top-level field.
+- A model keyed by several columns (a join table, an order's lines) lists them: `id: [order_id, line_no]`,
+  and a topic whose fields are named otherwise lists as many, by position: `id_field: [orderId, lineNo]`.
+  The key is then every part, each by the one-field rules (contracts.py); a record lacking any part has no
+  key. `key_text` is how such a key is written in `__key`. (Until 2026-11-28 a key was one field, and a
+  table keyed by two columns collapsed every row sharing the one chosen.)
 - A topic feeds exactly one model, so a landed record belongs to one model or to none.
 - A record of a topic no model declares is a bad row (`unknown_topic`), unless the topic fits one of
   `ignored_topics`: Kafka topic names in which `*` stands for any run of characters, such as
@@ -33,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -54,6 +60,33 @@ IGNORED_TOPIC = "ignored"  # how ingestion reads a topic that only an ignored_to
 # Id fields and key columns end up in SQL paths and as column names: plain identifiers only.
 FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
 RESERVED_PREFIX = "__"  # bookkeeping columns (__key, __timestamp, ...) use it; model columns may not
+KEY_FIELDS_LIMIT = 8
+
+
+def key_text(parts: Sequence[str]) -> str:
+    """`__key` of a record whose key has these parts (each a scalar's text): the text itself for a one-column
+    key, as it always was; for more, a JSON array of the texts, which no two different keys share and which
+    Spark's `to_json(array(...))` writes alike (contracts.py)."""
+    if len(parts) == 1:
+        return parts[0]
+    return json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
+
+
+def _key_fields(value: object) -> object:
+    """`id: a` or `id: [a, b]`, as a tuple of names, checked: identifiers, none twice (but for case: Spark's
+    columns are case-insensitive), at most KEY_FIELDS_LIMIT."""
+    fields = (value,) if isinstance(value, str) else value
+    if not isinstance(fields, list | tuple) or not fields or not all(isinstance(f, str) for f in fields):
+        raise ValueError("expected a field name or a list of field names")
+    for name in fields:
+        if not FIELD_NAME.fullmatch(name):
+            raise ValueError(f"not a field name (a letter or _, then letters, digits, _ or -): {name!r}")
+    lowered = [name.lower() for name in fields]
+    if len(set(lowered)) < len(lowered):
+        raise ValueError(f"a key names a field twice (names equal but for case are one column): {list(fields)}")
+    if len(fields) > KEY_FIELDS_LIMIT:
+        raise ValueError(f"a key of more than {KEY_FIELDS_LIMIT} fields: {list(fields)}")
+    return tuple(fields)
 
 
 class ModelsFileError(ValueError):
@@ -65,7 +98,9 @@ class TopicSpec(BaseModel):
 
     topic: str
     contract: Contract
-    id_field: str | None = Field(default=None, description="Field holding the key; default: the model's id.")
+    id_field: tuple[str, ...] | None = Field(
+        default=None, description="Field(s) holding the key, by position; default: the model's id."
+    )
 
     @field_validator("topic")
     @classmethod
@@ -74,12 +109,10 @@ class TopicSpec(BaseModel):
             raise ValueError(f"not a Kafka topic name (letters, digits, . _ -; at most 249): {value!r}")
         return value
 
-    @field_validator("id_field")
+    @field_validator("id_field", mode="before")
     @classmethod
-    def _field_name(cls, value: str | None) -> str | None:
-        if value is not None and not FIELD_NAME.fullmatch(value):
-            raise ValueError(f"not a field name (a letter or _, then letters, digits, _ or -): {value!r}")
-        return value
+    def _field_names(cls, value: object) -> object:
+        return None if value is None else _key_fields(value)
 
 
 AcceptedValue = str | bool | int | float
@@ -109,7 +142,7 @@ class ModelSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
-    id: str = "id"
+    id: tuple[str, ...] = ("id",)
     topics: list[TopicSpec] = Field(min_length=1)
     tests: ColumnTests = Field(default_factory=ColumnTests)
 
@@ -118,12 +151,14 @@ class ModelSpec(BaseModel):
     def _model_name(cls, value: str) -> str:
         return validate_cdc_model_name(value)
 
-    @field_validator("id")
+    @field_validator("id", mode="before")
     @classmethod
-    def _id_name(cls, value: str) -> str:
-        if not FIELD_NAME.fullmatch(value) or value.startswith(RESERVED_PREFIX):
-            raise ValueError(f"not a key column name (an identifier not starting with {RESERVED_PREFIX}): {value!r}")
-        return value
+    def _key_columns(cls, value: object) -> object:
+        fields = _key_fields(value)
+        reserved = [name for name in fields if name.startswith(RESERVED_PREFIX)]  # type: ignore[union-attr]
+        if reserved:
+            raise ValueError(f"key columns may not start with {RESERVED_PREFIX}: {reserved}")
+        return fields
 
     @model_validator(mode="after")
     def _topics_once(self) -> ModelSpec:
@@ -133,15 +168,26 @@ class ModelSpec(BaseModel):
             raise ValueError(f"topics listed more than once: {repeated}")
         return self
 
-    def id_field(self, topic: TopicSpec) -> str:
+    @model_validator(mode="after")
+    def _id_fields_match_the_key(self) -> ModelSpec:
+        unmatched = [t.topic for t in self.topics if t.id_field is not None and len(t.id_field) != len(self.id)]
+        if unmatched:
+            raise ValueError(
+                f"the key has {len(self.id)} column(s) {list(self.id)}, but the id_field of {unmatched} "
+                "names another number of fields"
+            )
+        return self
+
+    def id_field(self, topic: TopicSpec) -> tuple[str, ...]:
+        """The fields of `topic`'s records that hold the key's parts, in the order of the key columns."""
         return topic.id_field or self.id
 
     def keyed_elsewhere(self) -> dict[str, str]:
-        """Topic -> where its records' key comes from, for every topic whose key is not the field of its
+        """Topic -> where its records' key comes from, for every topic whose key is not the fields of its
         rows named like the model's `id` (contracts.py): a partial topic's is the Kafka key, another id field's
-        is that field. In their rows, a field named like the key column is not the key."""
+        is that field. In their rows, fields named like the key columns are not the key."""
         return {
-            topic.topic: "the Kafka key" if topic.contract == "partial" else self.id_field(topic)
+            topic.topic: "the Kafka key" if topic.contract == "partial" else ", ".join(self.id_field(topic))
             for topic in sorted(self.topics, key=lambda t: t.topic)
             if topic.contract == "partial" or self.id_field(topic) != self.id
         }
@@ -152,11 +198,16 @@ class ModelSpec(BaseModel):
         order of changes, order.ORDER_VERSION): such a change invalidates every earlier batch, so the next
         one is recomputed in full, and the latest view does not read them."""
         spec = {
-            "id": self.id,
-            "topics": sorted((t.topic, t.contract, self.id_field(t)) for t in self.topics),
+            "id": _as_declared(self.id),
+            "topics": sorted((t.topic, t.contract, _as_declared(self.id_field(t))) for t in self.topics),
             "order": ORDER_VERSION,
         }
         return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _as_declared(fields: tuple[str, ...]) -> str | list[str]:
+    """A one-column key as the name it always was, so that digests and readings of such models do not change."""
+    return fields[0] if len(fields) == 1 else list(fields)
 
 
 class CdcModels(BaseModel):
@@ -217,13 +268,13 @@ class CdcModels(BaseModel):
         return f"^(?:{alternatives}){END}"
 
     def reading(self, topic: str) -> str | None:
-        """How ingestion reads `topic`: `model/contract/id field` for a declared topic (none of the three can
-        hold a `/`), which decides a record's model and key; IGNORED_TOPIC for a topic only an ignored_topics
+        """How ingestion reads `topic`: `model/contract/id fields` for a declared topic (the fields joined by `,`;
+        none of the three can hold a `/` or a `,`), which decides a record's model and key; IGNORED_TOPIC for a topic only an ignored_topics
         pattern fits; None for any other, whose records are bad rows."""
         declared = self.topics().get(topic)
         if declared is not None:
             model, spec = declared
-            return f"{model.name}/{spec.contract}/{model.id_field(spec)}"
+            return f"{model.name}/{spec.contract}/{','.join(model.id_field(spec))}"
         ignored = self.ignored_topic_regex()
         return IGNORED_TOPIC if ignored is not None and re.fullmatch(ignored, topic) else None
 

@@ -134,7 +134,8 @@ class _View:
             row = F.struct(*(F.col(identifier(n)) for n in table.columns))
             as_json = self.output_format == "json"
             line = F.to_json(row, {"ignoreNullFields": "false"}) if as_json else F.to_csv(row, CSV_OPTIONS)
-            _write_sorted_lines(table, F.col(identifier(self.spec.id)), line, self.fs, staging)
+            key = F.struct(*(F.col(identifier(n)) for n in self.spec.id))
+            _write_sorted_lines(table, key, line, self.fs, staging)
             return table.columns
         except Exception as error:
             if failed_on_a_gone_file(error):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from snowplow_assets.cdc.models import ModelSpec, TopicSpec
+from snowplow_assets.cdc.models import ModelSpec, TopicSpec, key_text
 from snowplow_assets.run_folders import SUCCESS_MARKER
 
 STATES = ("active", "invited")
@@ -131,19 +131,22 @@ class _Writer:
         self, topic: TopicSpec, kind: str, key: int, ts: int, row: dict | None, before: dict | None, snapshot: bool
     ) -> list[str]:
         """The landed lines of one change: one line, or a Debezium delete and its tombstone."""
-        id_field = self.model.id_field(topic)
+        # A one-field key as it is, a key of several fields as an object naming them (contracts.py).
+        fields = _key_fields(key, self.model.id_field(topic))
+        single = len(fields) == 1
+        as_object = json.dumps(fields, separators=(",", ":"))
         if topic.contract == "partial":
-            return [self._envelope(topic, key, str(key), ts, row)]
+            return [self._envelope(topic, key, str(key) if single else as_object, ts, row)]
         if topic.contract == "event":
             value = (
-                {"changeType": "DELETE", "deletedID": key}
+                {"changeType": "DELETE", "deletedID": key if single else fields}
                 if kind == "delete"
                 else {"changeType": kind.upper(), "data": row}
             )
             return [self._envelope(topic, key, str(key), ts, value)]
         op = {"insert": "r" if snapshot else "c", "update": "u", "delete": "d"}[kind]
         payload = {"op": op, "before": before, "after": row, "source": {"ts_ms": ts}, "ts_ms": ts}
-        kafka_key = json.dumps({id_field: key}, separators=(",", ":"))
+        kafka_key = as_object
         value = {"payload": payload} if self.rng.random() < 0.5 else payload
         lines = [self._envelope(topic, key, kafka_key, ts, value)]
         if kind == "delete":
@@ -151,10 +154,23 @@ class _Writer:
         return lines
 
 
-def _row(rng: random.Random, key: int, id_field: str, extra: bool) -> dict:
+def _key_parts(key: int, parts: int) -> list[int]:
+    """The generated key `key` as the values of a key of `parts` fields. For several, an order's lines: the
+    order (`key // 10`) and the line (`key % 10`), so that many rows share each part and only the whole key
+    tells them apart; further parts are remainders."""
+    if parts == 1:
+        return [key]
+    return [key // 10, key % 10, *(key % (10 + index) for index in range(2, parts))]
+
+
+def _key_fields(key: int, id_fields: tuple[str, ...]) -> dict[str, int]:
+    return dict(zip(id_fields, _key_parts(key, len(id_fields)), strict=True))
+
+
+def _row(rng: random.Random, key: int, id_fields: tuple[str, ...], extra: bool) -> dict:
     name = rng.choice(NAMES)
     row = {
-        id_field: key,
+        **_key_fields(key, id_fields),
         "email": f"{name.lower()}.{key}@example.com",
         "name": f"{name} {key}",
         "state": rng.choice(STATES),
@@ -240,7 +256,8 @@ def generate_cdc_landings(landing_root: Path, model: ModelSpec, options: CdcGene
         stats.files = _write(stats.folder, [line for _, line in lines], options)
         results.append(stats)
 
-    return CdcGeneration(results, {str(key): row for key, row in sorted(live.items())})
+    expected = {key_text([str(p) for p in _key_parts(key, len(model.id))]): row for key, row in sorted(live.items())}
+    return CdcGeneration(results, expected)
 
 
 def _write(folder: Path, lines: list[str], options: CdcGenerationOptions) -> list[Path]:

@@ -24,6 +24,21 @@ models:
 """
 DEBEZIUM, EVENT, PARTIAL = "shop.customers", "customer_events", "customers_raw"
 
+# A model keyed by two columns: an order's lines, each topic with its own names for the parts.
+ORDER_LINES_YAML = """
+models:
+  order_lines:
+    id: [order_id, line_no]
+    topics:
+      - {topic: shop.order_lines, contract: debezium}
+      - {topic: order_line_events, contract: event, id_field: [orderId, lineNo]}
+      - {topic: order_lines_raw, contract: partial}
+    tests:
+      not_null: [line_no]
+      unique: [order_id]         # fails: an order has many lines
+"""
+LINES_DEBEZIUM, LINES_EVENT, LINES_PARTIAL = "shop.order_lines", "order_line_events", "order_lines_raw"
+
 
 def models(text: str = ISSUE_MODELS_YAML) -> CdcModels:
     return parse_models(text)

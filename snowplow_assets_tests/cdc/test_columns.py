@@ -10,7 +10,7 @@ from snowplow_assets.cdc.columns import (
     top_level_kinds,
     typed_view,
 )
-from snowplow_assets_tests.cdc.builders import models
+from snowplow_assets_tests.cdc.builders import ORDER_LINES_YAML, models
 
 # Every topic reads its key from its rows' `id`: that field is the key column's value.
 KEYED_BY_ID = models(
@@ -95,8 +95,34 @@ def test_typed_view_names_the_key_and_types_the_columns(spark):
         "__key STRING, __data STRING",
     )
     columns = ModelColumns({"e.f": "STRING", "n": "DOUBLE", "obj": "STRING", "ok": "BOOLEAN"})
-    rows = sorted(tuple(r) for r in typed_view(state, "customer_id", columns).collect())
+    rows = sorted(tuple(r) for r in typed_view(state, ("customer_id",), columns).collect())
     assert rows == [("7", "x", 1.0, '{"k":[1,2]}', True), ("8", None, 2.5, None, None)]
-    assert typed_view(state, "customer_id", columns, ["ok", "customer_id"]).columns == ["customer_id", "ok"]
+    assert typed_view(state, ("customer_id",), columns, ["ok", "customer_id"]).columns == ["customer_id", "ok"]
     with pytest.raises(KeyError, match="nope"):
-        typed_view(state, "customer_id", columns, ["nope"])
+        typed_view(state, ("customer_id",), columns, ["nope"])
+
+
+def test_every_key_column_is_left_out_of_the_columns_and_listed_where_a_topic_keys_elsewhere():
+    kinds = {"order_id": "integer", "line_no": "integer", "Line_No": "integer", "orderId": "integer", "sku": "string"}
+    columns = resolve_columns(kinds, models(ORDER_LINES_YAML).model("order_lines"))
+    assert columns.types == {"orderId": "BIGINT", "sku": "STRING"}
+    assert columns.skipped["Line_No"] == "same name as 'line_no' but for case"
+    assert columns.skipped["order_id"] == (
+        "the order_id column is part of the record key, which topics take from elsewhere "
+        "(order_line_events from orderId, lineNo, order_lines_raw from the Kafka key); "
+        "their rows' own order_id is only in __data"
+    )
+    assert set(columns.skipped) == {"Line_No", "line_no", "order_id"}
+
+
+def test_typed_view_splits_a_key_of_several_columns_into_them(spark):
+    state = spark.createDataFrame(
+        [('["7","1"]', '{"sku":"a"}'), ('["7","2"]', '{"sku":"b"}'), ('["a\\",\\"b","c"]', "{}")],
+        "__key STRING, __data STRING",
+    )
+    columns = ModelColumns({"sku": "STRING"})
+    table = typed_view(state, ("order_id", "line_no"), columns)
+    assert table.columns == ["order_id", "line_no", "sku"]
+    assert sorted(tuple(r) for r in table.collect()) == [("7", "1", "a"), ("7", "2", "b"), ('a","b', "c", None)]
+    keys_only = typed_view(state, ("order_id", "line_no"), columns, ["line_no"])
+    assert keys_only.columns == ["order_id", "line_no"] and keys_only.count() == 3

@@ -7,7 +7,20 @@ import pytest
 
 from snowplow_assets.cdc.contracts import classify
 from snowplow_assets.cdc.landing import parse_envelopes
-from snowplow_assets_tests.cdc.builders import DEBEZIUM, EVENT, ISSUE_MODELS_YAML, PARTIAL, models, raw_record, record
+from snowplow_assets.cdc.models import key_text
+from snowplow_assets_tests.cdc.builders import (
+    DEBEZIUM,
+    EVENT,
+    ISSUE_MODELS_YAML,
+    LINES_DEBEZIUM,
+    LINES_EVENT,
+    LINES_PARTIAL,
+    ORDER_LINES_YAML,
+    PARTIAL,
+    models,
+    raw_record,
+    record,
+)
 
 ROW = {"email": "a@example.com", "state": "active"}
 T = 1_772_359_200_000  # 2026-03-01T10:00:00Z
@@ -253,3 +266,47 @@ def test_a_debezium_tombstone_whose_key_lacks_the_id_field_is_ignored(spark):
     rows = classify(parse_envelopes(frame), models(BUSINESS_KEYED)).collect()
     got = {r["__line"]: (r["__output"], r["__key"], r["__kind"], r["__reason"]) for r in rows}
     assert got == TOMBSTONE_CASES
+
+
+def _line(order_id: object, line_no: object, **row: object) -> dict:
+    return {"order_id": order_id, "line_no": line_no, **row}
+
+
+_KEY_7_2 = json.dumps({"order_id": 7, "line_no": 2})
+# A model keyed by (order_id, line_no); its event topic names them orderId and lineNo. line -> (output, key, kind,
+# bad reason)
+SEVERAL_FIELD_CASES = {
+    # Debezium: the row image's fields, else every field from the Kafka key (Debezium keys such a table so)
+    record(LINES_DEBEZIUM, {"op": "c", "after": _line(7, 1, sku="a")}, json.dumps({"order_id": 7, "line_no": 1}), T, 1): ("history", '["7","1"]', "insert", None),
+    record(LINES_DEBEZIUM, {"op": "c", "after": _line(7, 2, sku="b")}, _KEY_7_2, T, 2): ("history", '["7","2"]', "insert", None),
+    record(LINES_DEBEZIUM, {"op": "d", "before": None}, _KEY_7_2, T, 3): ("deletes", '["7","2"]', "delete", None),
+    record(LINES_DEBEZIUM, None, json.dumps({"payload": {"order_id": 7, "line_no": 2}}), T, 4): ("deletes", '["7","2"]', "delete", None),
+    # parts are never taken from two places: the image lacks line_no, so both come from the Kafka key
+    record(LINES_DEBEZIUM, {"op": "u", "after": {"order_id": 8, "sku": "c"}}, json.dumps({"order_id": 7, "line_no": 3}), T, 5): ("history", '["7","3"]', "update", None),
+    record(LINES_DEBEZIUM, {"op": "u", "after": {"order_id": 8, "sku": "c"}}, "8", T, 6): ("bad", None, None, "no_id"),
+    record(LINES_DEBEZIUM, None, json.dumps({"order_id": 7}), T, 7): ("ignored", None, None, None),
+    record(LINES_DEBEZIUM, None, "7", T, 8): ("bad", None, None, "no_id"),  # a text key cannot name two fields
+    # partial: the Kafka key, an object naming every field
+    record(LINES_PARTIAL, _line(9, 1, sku="d"), json.dumps({"line_no": 1, "order_id": 9}), T, 9): ("history", '["9","1"]', "update", None),
+    record(LINES_PARTIAL, None, json.dumps({"order_id": 9, "line_no": 1}), T, 10): ("deletes", '["9","1"]', "delete", None),
+    record(LINES_PARTIAL, _line(9, 1), "9", T, 11): ("bad", None, None, "no_id"),
+    record(LINES_PARTIAL, _line(9, 1), json.dumps({"order_id": 9, "line_no": None}), T, 12): ("bad", None, None, "no_id"),
+    # event: data's orderId and lineNo; a delete's deletedID is an object naming them
+    record(LINES_EVENT, {"changeType": "INSERT", "data": {"orderId": "10", "lineNo": 1}}, "x", T, 13): ("history", '["10","1"]', "insert", None),
+    record(LINES_EVENT, {"changeType": "DELETE", "deletedID": {"orderId": 10, "lineNo": "1"}}, "x", T, 14): ("deletes", '["10","1"]', "delete", None),
+    record(LINES_EVENT, {"changeType": "DELETE", "deletedID": 10}, "x", T, 15): ("bad", None, None, "no_id"),
+    record(LINES_EVENT, {"changeType": "UPDATE", "data": {"orderId": 10, "lineNo": ""}}, "x", T, 16): ("bad", None, None, "no_id"),
+    record(LINES_EVENT, {"changeType": "UPDATE", "data": {"orderId": 10, "lineNo": [1]}}, "x", T, 17): ("bad", None, None, "no_id"),
+    # any text is a part, and the array keeps parts apart that a separator would join
+    record(LINES_EVENT, {"changeType": "INSERT", "data": {"orderId": 'a","b', "lineNo": "c"}}, "x", T, 18): ("history", '["a\\",\\"b","c"]', "insert", None),
+    record(LINES_EVENT, {"changeType": "INSERT", "data": {"orderId": "a", "lineNo": 'b","c'}}, "x", T, 19): ("history", '["a","b\\",\\"c"]', "insert", None),
+}  # fmt: skip
+
+
+def test_a_key_of_several_fields_takes_every_part_from_one_place(spark):
+    frame = spark.createDataFrame([("part-0", line) for line in SEVERAL_FIELD_CASES], "__file STRING, __line STRING")
+    rows = classify(parse_envelopes(frame), models(ORDER_LINES_YAML)).collect()
+    got = {r["__line"]: (r["__output"], r["__key"], r["__kind"], r["__reason"]) for r in rows}
+    assert got == SEVERAL_FIELD_CASES
+    keys = [r["__key"] for r in rows if r["__key"]]
+    assert all(key == key_text(json.loads(key)) for key in keys), "Spark writes the key as key_text does"

@@ -5,14 +5,17 @@ from pathlib import Path
 
 import pytest
 
+from snowplow_assets.cdc import column_tests
 from snowplow_assets.cdc.batches import cut_batches
 from snowplow_assets.cdc.history import HISTORY_SCHEMA, Window, ingest_landing
 from snowplow_assets.cdc.latest import latest_table, write_latest
+from snowplow_assets.cdc.models import key_text
 from snowplow_assets.datagen.cdc import CdcGenerationOptions, generate_cdc_landings
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.cdc.builders import (
     DEBEZIUM,
+    ORDER_LINES_YAML,
     debezium,
     models,
     partial,
@@ -156,3 +159,45 @@ def test_a_batch_cut_under_an_earlier_order_is_replayed_then_recomputed(spark, l
     assert "order of changes" in recut.batch.reason
     table, sources = latest_table(spark, fs, lake, CUSTOMERS, ["email"])
     assert {r["id"]: r["email"] for r in table.collect()} == {"5": "new@x"} and sources.batch == recut.batch
+
+
+LINES_MODELS = models(ORDER_LINES_YAML)
+ORDER_LINES = LINES_MODELS.model("order_lines")
+
+
+def test_a_model_keyed_by_two_columns_keeps_every_line_of_an_order(spark, tmp_path):
+    """Generated lines keyed by (order_id, line_no) through all three contracts, each order with many lines:
+    batches and the latest view hold one row per pair, where a key of one column kept one row per order."""
+    lake, fs = Lake(str(tmp_path / "lake")), LocalFileSystem()
+    generation = generate_cdc_landings(Path(lake.cdc_landings), ORDER_LINES, OPTIONS)
+    first, second, third = (stats.folder.name for stats in generation.landings)
+    for landing in (first, second):
+        ingest_landing(spark, fs, lake, landing, LINES_MODELS)
+    cut_batches(spark, fs, lake, LINES_MODELS)
+    ingest_landing(spark, fs, lake, third, LINES_MODELS)
+
+    table, sources = latest_table(spark, fs, lake, ORDER_LINES)
+    rows = table.collect()
+    assert table.columns[:2] == ["order_id", "line_no"] and sources.batch is not None
+    got = {
+        key_text([r["order_id"], r["line_no"]]): {c: v for c, v in r.asDict().items() if c not in ORDER_LINES.id}
+        for r in rows
+    }
+    expected = {
+        key: {c: row.get(c) for c in table.columns if c not in ORDER_LINES.id}
+        for key, row in generation.expected.items()
+    }
+    assert got == expected
+    orders = {r["order_id"] for r in rows}
+    assert len(rows) == len(generation.expected) > 2 * len(orders), "orders of many lines, each line kept"
+
+    [cut] = cut_batches(spark, fs, lake, LINES_MODELS)
+    outcomes = {o.test.test: o for o in column_tests.test_batch(spark, fs, lake, ORDER_LINES, cut.batch)}
+    shared = sum(1 for order in orders if sum(r["order_id"] == order for r in rows) > 1)
+    assert outcomes["not_null"].passed, "the key columns are columns the tests can name"
+    assert (outcomes["unique"].passed, outcomes["unique"].failures) == (False, shared)
+
+    [manifest] = write_latest(spark, fs, lake, [ORDER_LINES])
+    written = spark.read.parquet(lake.cdc_latest("order_lines"))
+    assert written.columns == table.columns and written.count() == len(rows)
+    assert {c: manifest.columns[c] for c in ORDER_LINES.id} == {"order_id": "STRING", "line_no": "STRING"}

@@ -22,11 +22,16 @@ from snowplow_assets_tests.cdc.builders import record, write_landing, write_mode
 
 cli_latest = importlib.import_module("snowplow_assets.cli.latest")  # the package's `latest` is the command
 
-# The packaged customers model, and a model of awkward strings for the output formats.
-MODELS_YAML = Path(DEFAULT_CDC_MODELS).read_text() + "  notes:\n    topics: [{topic: notes, contract: partial}]\n"
+# The packaged customers model, a model of awkward strings for the output formats, and one keyed by two columns.
+MODELS_YAML = (
+    Path(DEFAULT_CDC_MODELS).read_text()
+    + "  notes:\n    topics: [{topic: notes, contract: partial}]\n"
+    + "  order_lines:\n    id: [order_id, line_no]\n    topics: [{topic: lines, contract: partial}]\n"
+)
 MODELS = parse_models(MODELS_YAML)
 AWKWARD = ' two "words", and\na line break '
 NOTES = {"a": {"text": AWKWARD, "empty": "", "none": None}, "b": {"text": "\\ plain"}}
+LINES = [(10, 2), (9, 12), (10, 1), (9, 1)]  # (order_id, line_no)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +47,15 @@ def landed(spark, tmp_path_factory):
     write_landing(
         lake, "landing=notes", [record("notes", row, key, 1_000, i) for i, (key, row) in enumerate(NOTES.items())]
     )
-    for landing in (generation.landings[0].folder.name, "landing=notes"):
+    write_landing(
+        lake,
+        "landing=lines",
+        [
+            record("lines", {"sku": f"s{order}-{line}"}, json.dumps({"order_id": order, "line_no": line}), 1_000, i)
+            for i, (order, line) in enumerate(LINES)
+        ],
+    )
+    for landing in (generation.landings[0].folder.name, "landing=notes", "landing=lines"):
         ingest_landing(spark, fs, lake, landing, MODELS)
     cut_batches(spark, fs, lake, MODELS)
     ingest_landing(spark, fs, lake, generation.landings[1].folder.name, MODELS)
@@ -101,6 +114,14 @@ def test_awkward_strings_round_trip_through_both_formats(env):
     assert code == 0, output
     assert [json.loads(line) for line in output.splitlines()] == [
         {"id": "a", "empty": "", "none": None, "text": AWKWARD}, {"id": "b", "empty": None, "none": None, "text": "\\ plain"},
+    ]  # fmt: skip
+
+
+def test_a_key_of_two_columns_prints_as_two_columns_sorted_by_both(env):
+    code, output = _invoke("order_lines", "--format", "csv")
+    assert code == 0, output
+    assert list(csv.reader(io.StringIO(output))) == [
+        ["order_id", "line_no", "sku"], ["10", "1", "s10-1"], ["10", "2", "s10-2"], ["9", "1", "s9-1"], ["9", "12", "s9-12"],
     ]  # fmt: skip
 
 
