@@ -1,13 +1,14 @@
 """Landing normalisation (landing.py) and the three contracts (contracts.py), every rule in one Spark job."""
 
 import json
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 import pytest
 
 from snowplow_assets.cdc.contracts import classify
 from snowplow_assets.cdc.landing import parse_envelopes
-from snowplow_assets.cdc.models import key_text
+from snowplow_assets.cdc.models import CdcModels, key_text
 from snowplow_assets_tests.cdc.builders import (
     DEBEZIUM,
     EVENT,
@@ -140,13 +141,17 @@ TIMESTAMPS = {
 }
 
 
+def _classified(spark, lines: Iterable[str], read_by: CdcModels) -> list:
+    """Every line, landed in one file, as classify gives it."""
+    frame = spark.createDataFrame([("part-0", line) for line in lines], "__file STRING, __line STRING")
+    return classify(parse_envelopes(frame), read_by).drop("__parsed_value", "__row").collect()
+
+
 @pytest.fixture(scope="module")
 def classified(spark):
     stamped = [record(PARTIAL, {"id": 100 + i}, str(100 + i), ts, 100 + i) for i, ts in enumerate(TIMESTAMPS)]
     lines = [*CASES, *stamped, "", "   ", " \t \r"]
-    frame = spark.createDataFrame([("part-0", line) for line in lines], "__file STRING, __line STRING")
-    rows = classify(parse_envelopes(frame), models()).drop("__parsed_value", "__row").collect()
-    return {row["__line"]: row for row in rows}
+    return {row["__line"]: row for row in _classified(spark, lines, models())}
 
 
 def test_every_record_gets_its_contracts_outcome(classified):
@@ -237,8 +242,7 @@ IGNORED_CASES = {
 
 
 def test_records_of_ignored_topics_are_ignored_unless_declared_or_broken(spark):
-    frame = spark.createDataFrame([("part-0", line) for line in IGNORED_CASES], "__file STRING, __line STRING")
-    rows = classify(parse_envelopes(frame), models(IGNORING)).collect()
+    rows = _classified(spark, IGNORED_CASES, models(IGNORING))
     assert {r["__line"]: (r["__output"], r["__key"], r["__reason"]) for r in rows} == IGNORED_CASES
     ignored = [r for r in rows if r["__output"] == "ignored"]
     assert all(r["__model"] is r["__kind"] is r["__data"] is r["__message"] is None for r in ignored)
@@ -262,8 +266,7 @@ TOMBSTONE_CASES = {
 
 def test_a_debezium_tombstone_whose_key_lacks_the_id_field_is_ignored(spark):
     """It repeats the delete before it, which names the id in `before`; it was a no_id bad row for every delete."""
-    frame = spark.createDataFrame([("part-0", line) for line in TOMBSTONE_CASES], "__file STRING, __line STRING")
-    rows = classify(parse_envelopes(frame), models(BUSINESS_KEYED)).collect()
+    rows = _classified(spark, TOMBSTONE_CASES, models(BUSINESS_KEYED))
     got = {r["__line"]: (r["__output"], r["__key"], r["__kind"], r["__reason"]) for r in rows}
     assert got == TOMBSTONE_CASES
 
@@ -304,8 +307,7 @@ SEVERAL_FIELD_CASES = {
 
 
 def test_a_key_of_several_fields_takes_every_part_from_one_place(spark):
-    frame = spark.createDataFrame([("part-0", line) for line in SEVERAL_FIELD_CASES], "__file STRING, __line STRING")
-    rows = classify(parse_envelopes(frame), models(ORDER_LINES_YAML)).collect()
+    rows = _classified(spark, SEVERAL_FIELD_CASES, models(ORDER_LINES_YAML))
     got = {r["__line"]: (r["__output"], r["__key"], r["__kind"], r["__reason"]) for r in rows}
     assert got == SEVERAL_FIELD_CASES
     keys = [r["__key"] for r in rows if r["__key"]]
