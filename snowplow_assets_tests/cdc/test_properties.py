@@ -1,7 +1,7 @@
 """Property: every batch at its boundary, and the latest view, equal a plain replay of the landed records.
 
 Hypothesis draws a sequence of landing folders holding random interleavings of inserts, updates and
-deletes in the three contracts, for a few keys and few timestamps, so that ties on the timestamp, late
+deletes in the three contracts, for a few keys (of one column or, in odd scenarios, two) and few timestamps, so that ties on the timestamp, late
 records (older than a boundary already cut), duplicates (the same Kafka record landed again),
 Debezium tombstones and re-inserts after deletes are common. Between landings it re-ingests earlier
 landings and cuts batches at random "now"s, incrementally or in full.
@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 from snowplow_assets.cdc.batches import batch_files, cut_batches, latest_batch, list_batches
 from snowplow_assets.cdc.history import ingest_landing, read_ingested, read_parquet_files
 from snowplow_assets.cdc.latest import latest_state
-from snowplow_assets.cdc.models import parse_models
+from snowplow_assets.cdc.models import key_text, parse_models
 from snowplow_assets.cdc.order import STATE_SCHEMA, order_key
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
@@ -37,10 +37,15 @@ from snowplow_assets_tests.cdc.builders import write_landing
 SCENARIOS = 12
 T0 = 1_772_359_200_000
 CONTRACTS = ("partial", "debezium", "event")
+# Odd scenarios key their model by two columns: (id, line) in the rows, (customerId, lineNo) in the events.
 MODELS = parse_models(
     "models:\n"
     + "".join(
-        f"  s{i}:\n    topics:\n      - {{topic: s{i}.raw, contract: partial}}\n"
+        f"  s{i}:\n    id: [id, line]\n    topics:\n      - {{topic: s{i}.raw, contract: partial}}\n"
+        f"      - {{topic: s{i}.dbz, contract: debezium}}\n"
+        f"      - {{topic: s{i}.evt, contract: event, id_field: [customerId, lineNo]}}\n"
+        if i % 2
+        else f"  s{i}:\n    topics:\n      - {{topic: s{i}.raw, contract: partial}}\n"
         f"      - {{topic: s{i}.dbz, contract: debezium}}\n"
         f"      - {{topic: s{i}.evt, contract: event, id_field: customerId}}\n"
         for i in range(SCENARIOS)
@@ -78,28 +83,40 @@ class Rec:
         return "update" if self.contract == "partial" and self.change != "delete" else self.change
 
     @property
+    def key_fields(self) -> dict[str, int]:
+        """The key as its topic's fields: the key itself, or for a model of two key columns the key's halves,
+        so that many keys share each part."""
+        names = ("customerId", "lineNo") if self.contract == "event" else ("id", "line")
+        return {names[0]: self.key // 2, names[1]: self.key % 2} if self.scenario % 2 else {names[0]: self.key}
+
+    @property
+    def key_text(self) -> str:
+        return key_text([str(part) for part in self.key_fields.values()])
+
+    @property
     def row(self) -> dict | None:
         if self.change == "delete":
             return None
-        return {"customerId" if self.contract == "event" else "id": self.key, "v": self.value}
+        return {**self.key_fields, "v": self.value}
 
     def line(self) -> str:
+        single = self.scenario % 2 == 0
         if self.contract == "partial":
-            value, kafka_key = self.row, str(self.key)
+            value, kafka_key = self.row, str(self.key) if single else json.dumps(self.key_fields)
         elif self.contract == "event":
             value = (
-                {"changeType": "DELETE", "deletedID": self.key}
+                {"changeType": "DELETE", "deletedID": self.key if single else self.key_fields}
                 if self.row is None
                 else {"changeType": self.change.upper(), "data": self.row}
             )
             kafka_key = str(self.key)
         else:
-            kafka_key = json.dumps({"id": self.key})
+            kafka_key = json.dumps({"id": self.key} if single else self.key_fields)
             if self.tombstone:
                 value = None
             else:
                 op = {"insert": "r" if self.snapshot else "c", "update": "u", "delete": "d"}[self.change]
-                before = {"id": self.key} if self.change == "delete" and self.value % 2 else None
+                before = self.key_fields if self.change == "delete" and self.value % 2 else None
                 payload = {"op": op, "before": before, "after": self.row}
                 value = {"payload": payload} if self.value % 3 else payload
         if value is not None and self.text:
@@ -186,7 +203,7 @@ def replay(records: list[Rec]) -> dict[tuple[str, str], dict | None]:
     """(model, key) -> row, or None for a key whose last change is a delete."""
     last: dict[tuple[str, str], Rec] = {}
     for rec in records:
-        slot = (rec.model, str(rec.key))
+        slot = (rec.model, rec.key_text)
         if slot not in last or rec.order() > last[slot].order():
             last[slot] = rec
     return {slot: rec.row for slot, rec in last.items()}
