@@ -72,10 +72,19 @@ def _path(field: str) -> str:
 
 
 def _scalar(variant: str) -> str:
-    """The text of a scalar JSON value; NULL for a missing, null, empty, object or array value."""
+    """The text of a scalar JSON value; NULL for a missing, null, empty, object or array value.
+
+    A number is a key by its value, as `42` and `"42"` are one key: Spark parses `10.0` as a decimal whose
+    text is `10`, but a number with an exponent as a double, whose text would be `10.0` for `1e1` and
+    `1.0E20` for `1e20`; so a whole double is written as the integer it is. (Until 2026-11-28, `1e1` and
+    `10` were two keys.) A fraction in exponent form beyond Java's plain range (`1.5e-5`) keeps Java's text.
+    """
+    number = f"variant_get({variant}, '$', 'double')"
+    whole_double = f"schema_of_variant({variant}) = 'DOUBLE' AND {number} % 1 = 0 AND abs({number}) < 1e38"
     return (
         f"CASE WHEN {variant} IS NULL OR is_variant_null({variant}) "
         f"OR substr(schema_of_variant({variant}), 1, 6) IN ('OBJECT', 'ARRAY<') THEN NULL "
+        f"WHEN {whole_double} THEN CAST(CAST({number} AS DECIMAL(38, 0)) AS STRING) "
         f"ELSE nullif(variant_get({variant}, '$', 'string'), '') END"
     )
 

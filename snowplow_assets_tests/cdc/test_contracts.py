@@ -312,3 +312,21 @@ def test_a_key_of_several_fields_takes_every_part_from_one_place(spark):
     assert got == SEVERAL_FIELD_CASES
     keys = [r["__key"] for r in rows if r["__key"]]
     assert all(key == key_text(json.loads(key)) for key in keys), "Spark writes the key as key_text does"
+
+
+# The id as written in an event's data -> the key: one key per number, whatever form it is written in.
+NUMBER_FORMS = {
+    "10": "10", "10.0": "10", "1e1": "10", "1E1": "10", "100e-1": "10", "1.0E1": "10", '"10"': "10",
+    "1e20": "100000000000000000000", "100000000000000000000": "100000000000000000000",
+    "-0e0": "0", "-0": "0", "1.5e1": "15", "1.5": "1.5", "2.5e-1": "0.25", "0.25": "0.25", '"1e1"': "1e1",
+}  # fmt: skip
+
+
+def test_a_number_is_one_key_whatever_form_it_is_written_in(spark):
+    lines = {
+        raw_record(EVENT, f'{{"changeType": "UPDATE", "data": {{"customerId": {form}}}}}', "x", T, i): key
+        for i, (form, key) in enumerate(NUMBER_FORMS.items())
+    }
+    lines[raw_record(DEBEZIUM, '{"op": "d", "before": {"id": 1e1}}', "x", T, 99)] = "10"
+    lines[record(PARTIAL, None, '{"id": 1E1}', T, 98)] = "10"
+    assert {r["__line"]: r["__key"] for r in _classified(spark, lines, models())} == lines
