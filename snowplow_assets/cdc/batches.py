@@ -77,20 +77,26 @@ from snowplow_assets.cdc.history import (
     read_parquet_files,
     read_records,
     records_bound,
+    truncating,
 )
 from snowplow_assets.cdc.models import CdcModels, ModelSpec
 from snowplow_assets.cdc.order import (
     BROADCAST_CHANGES_LIMIT,
     DELETE,
+    KEY,
     KIND,
     MODEL,
     RECORDS,
     STATE_COLUMNS,
     STATE_SCHEMA,
+    TABLE_KEY,
+    TIMESTAMP,
     merge_into,
     reduce_to_state,
+    truncated,
 )
 from snowplow_assets.cdc.stale_landings import model_readings, reading_changes
+from snowplow_assets.events.sql import literal
 from snowplow_assets.lake import Lake
 from snowplow_assets.shown import shown
 from snowplow_assets.storage import LakeFileSystem, is_data_file, retired_copy_of
@@ -124,6 +130,9 @@ class BatchManifest:
     # model_readings; None when its summary does not say), for every landing in `landings`. None for a
     # batch cut before 2026-11-27, which did not record it.
     readings: dict[str, dict[str, str] | None] | None = None
+    # The time of the model's last truncate (order.py) the batch holds, kept among its tombstones: merges into
+    # the batch must apply it. None for none, and for a batch cut before 2026-11-28, which could hold none.
+    truncated_ms: int | None = None
 
     @property
     def cut_at(self) -> str:
@@ -195,6 +204,27 @@ def read_batches(
     """STATE_COLUMNS of the batches (live rows and tombstones, or only `parts`), in one read."""
     files = [f for batch in batches for f in batch_files(fs, lake, batch, parts)]
     return read_parquet_files(spark, fs, files, STATE_SCHEMA).select(*STATE_COLUMNS)
+
+
+def with_truncates_applied(
+    spark: SparkSession,
+    fs: LakeFileSystem,
+    lake: Lake,
+    state: DataFrame,
+    newer: DataFrame,
+    bases: list[BatchManifest],
+    newer_truncate: bool,
+) -> DataFrame:
+    """`state` (`bases` merged with `newer`: the records read besides them, or their state) without the keys a
+    truncate removes (order.truncated). The truncates are those among `newer`, when `newer_truncate` (the
+    landings' summaries tell), and those the bases hold. With none, `state` as it is, at no cost."""
+    truncates = [newer.select(*STATE_COLUMNS)] if newer_truncate else []
+    held = [batch for batch in bases if batch.truncated_ms is not None]
+    if held:
+        truncates.append(read_batches(spark, fs, lake, held, parts=(DELETED,)))
+    if not truncates:
+        return state
+    return truncated(state, truncates[0] if len(truncates) == 1 else truncates[0].unionByName(truncates[1]))
 
 
 def plan_batch(
@@ -331,6 +361,7 @@ def _cut(
             changed = changes.count()
         bases = [plan.previous for plan in plans if plan.mode == INCREMENTAL and plan.previous is not None]
         state = merge_into(read_batches(spark, fs, lake, bases), changes, changed) if bases else changes
+        state = with_truncates_applied(spark, fs, lake, state, changes, bases, truncating(ingested, reads))
         (
             state.selectExpr(
                 *STATE_COLUMNS,
@@ -344,13 +375,17 @@ def _cut(
         # replaces the plan above it, and an observation in there never reports.
         read = {r[MODEL]: r["n"] for r in changes.groupBy(MODEL).agg(F.sum(RECORDS).alias("n")).collect()}
         staged = [f.uri for f in fs.list_files(f"{staging}/write") if is_data_file(f.name)]
-        written = {
-            (r[MODEL], r["deleted"]): r["n"]
-            for r in read_parquet_files(spark, fs, staged, STATE_SCHEMA)
+        written_rows = (
+            read_parquet_files(spark, fs, staged, STATE_SCHEMA)
             .groupBy(MODEL, (F.col(KIND) == DELETE).alias("deleted"))
-            .agg(F.count(F.lit(1)).alias("n"))
+            .agg(
+                F.count(F.lit(1)).alias("n"),
+                F.expr(f"unix_millis(max(CASE WHEN {KEY} = {literal(TABLE_KEY)} THEN {TIMESTAMP} END))").alias("t"),
+            )
             .collect()
-        }
+        )
+        written = {(r[MODEL], r["deleted"]): r["n"] for r in written_rows}
+        truncated_ms = {r[MODEL]: r["t"] for r in written_rows if r["t"] is not None}
         manifests = []
         for plan in plans:
             manifest = BatchManifest(
@@ -371,6 +406,7 @@ def _cut(
                 files_read=sum(n for (model, _), n in files_read.items() if model == plan.model.name),
                 landings_read=len(plan.reads),
                 readings=plan.readings,
+                truncated_ms=truncated_ms.get(plan.model.name),
             )
             _publish(fs, lake, staging, manifest)
             manifests.append(manifest)

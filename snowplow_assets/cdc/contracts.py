@@ -8,7 +8,10 @@ file's `ignored_topics` fits it, ignored (models.py). Per contract:
 `__key`. A row cannot tell an insert from an update, so every row counts as an update.
 
 `debezium`: the value is `{"payload": {"op": …, "before": …, "after": …}}` or the bare payload. `op` `c`
-(create) and `r` (snapshot read) are inserts, `u` an update, `d` a delete; the row is `after`. The key is
+(create) and `r` (snapshot read) are inserts, `u` an update, `d` a delete; the row is `after`. `t`, a
+truncate, deletes every key of the model: its key is order.TABLE_KEY, whatever its Kafka key (Debezium
+gives it none), and order.py says how it applies. (Until 2026-11-28 a truncate was an `unknown_change_type`
+bad row, and the rows it removed stayed.) The key is
 the id field of the row image (`after`, or `before` for a delete) and, when the image lacks it, the
 Kafka key. The tombstone Debezium writes after a delete (null value) is a delete of the Kafka key: harmless
 after the delete it follows, and still right when compaction removed that delete. A tombstone whose key is an
@@ -45,7 +48,7 @@ from pyspark.sql import DataFrame
 
 from snowplow_assets.cdc.landing import BEYOND_DOUBLE, ENVELOPE_COLUMNS, computed_once
 from snowplow_assets.cdc.models import CdcModels
-from snowplow_assets.cdc.order import DELETE, INSERT, UPDATE
+from snowplow_assets.cdc.order import DELETE, INSERT, TABLE_KEY, UPDATE
 from snowplow_assets.events.sql import case, literal
 from snowplow_assets.strict_json import beyond_double_in_json
 
@@ -121,7 +124,8 @@ def _id(models: CdcModels) -> str:
         if contract == "partial":
             expression = _kafka_key_id(fields)
         elif contract == "debezium":
-            expression = f"coalesce({_fields_of('__row', fields)}, {_kafka_key_id(fields)})"
+            keyed = f"coalesce({_fields_of('__row', fields)}, {_kafka_key_id(fields)})"
+            expression = f"CASE WHEN __truncate THEN {literal(TABLE_KEY)} ELSE {keyed} END"
         else:
             # A one-field key is deleted by its value; a key of several, by an object naming every field.
             deleted = _scalar("__deleted_id") if len(fields) == 1 else _fields_of("__deleted_id", fields)
@@ -176,12 +180,14 @@ def classify(envelopes: DataFrame, models: CdcModels) -> DataFrame:
         f"  WHEN __null_value THEN '{DELETE}' "
         f"  WHEN try_variant_get(__payload, '$.op', 'string') IN ('c', 'r') THEN '{INSERT}' "
         f"  WHEN try_variant_get(__payload, '$.op', 'string') = 'u' THEN '{UPDATE}' "
-        f"  WHEN try_variant_get(__payload, '$.op', 'string') = 'd' THEN '{DELETE}' END "
+        f"  WHEN try_variant_get(__payload, '$.op', 'string') IN ('d', 't') THEN '{DELETE}' END "
         "WHEN 'event' THEN CASE try_variant_get(__parsed_value, '$.changeType', 'string') "
         f"  WHEN 'INSERT' THEN '{INSERT}' WHEN 'UPDATE' THEN '{UPDATE}' WHEN 'DELETE' THEN '{DELETE}' END "
         "END AS __kind",
         "CASE __contract WHEN 'debezium' THEN try_variant_get(__payload, '$.op', 'string') "
         "WHEN 'event' THEN try_variant_get(__parsed_value, '$.changeType', 'string') END AS __change_type",
+        "coalesce(__contract = 'debezium' AND NOT __null_value "
+        "AND try_variant_get(__payload, '$.op', 'string') = 't', FALSE) AS __truncate",
     )
     kinds = computed_once(kinds).selectExpr(
         "*",
@@ -198,7 +204,7 @@ def classify(envelopes: DataFrame, models: CdcModels) -> DataFrame:
         f"{_id(models)} AS __id",
     )
     row_name = "CASE __contract WHEN 'debezium' THEN 'after' WHEN 'event' THEN 'data' ELSE '__value' END"
-    expected_types = "CASE __contract WHEN 'event' THEN 'INSERT, UPDATE, DELETE' ELSE 'c, r, u, d' END"
+    expected_types = "CASE __contract WHEN 'event' THEN 'INSERT, UPDATE, DELETE' ELSE 'c, r, u, d, t' END"
     unknown_type = f"concat('change type ', coalesce(__change_type, 'missing'), ' is not one of ', {expected_types})"
     branches = [
         ("__envelope_error IS NOT NULL", "__envelope_error"),

@@ -38,7 +38,7 @@ from snowplow_assets.cdc.columns import ModelColumns, merge_column_kinds, resolv
 from snowplow_assets.cdc.contracts import BAD, BAD_REASONS, DELETES, HISTORY, IGNORED, classify
 from snowplow_assets.cdc.landing import is_blank, landing_files, parse_envelopes, read_lines
 from snowplow_assets.cdc.models import TOPIC_NAME, CdcModels, ModelSpec
-from snowplow_assets.cdc.order import MODEL, STATE_COLUMNS, STATE_SCHEMA, TIMESTAMP
+from snowplow_assets.cdc.order import MODEL, STATE_COLUMNS, STATE_SCHEMA, TABLE_KEY, TIMESTAMP
 from snowplow_assets.events.sql import literal
 from snowplow_assets.lake import Lake, validate_cdc_landing_folder
 from snowplow_assets.spark import session_conf
@@ -63,6 +63,7 @@ class ModelSummary:
     max_change_ms: int | None = None
     max_delete_ms: int | None = None
     columns: dict[str, str] = field(default_factory=dict)  # key of its rows -> JSON kind (columns.py)
+    truncates: int = 0  # of its deletes, the truncates (order.py), which readers must apply to every key
 
 
 @dataclass
@@ -188,6 +189,7 @@ def _record_counts(models: list[str]) -> list:
             F.expr(f"unix_millis(max(CASE WHEN {change} THEN {TIMESTAMP} END))").alias(f"max_change_{index}"),
             F.expr(f"unix_millis(max(CASE WHEN {delete} THEN {TIMESTAMP} END))").alias(f"max_delete_{index}"),
             F.expr(f"schema_of_variant_agg(CASE WHEN {change} THEN __row END)").alias(f"columns_{index}"),
+            F.count_if(F.expr(f"{delete} AND __key = {literal(TABLE_KEY)}")).alias(f"truncates_{index}"),
         ]
     return counts
 
@@ -207,6 +209,7 @@ def _model_summary(counts: dict, index: int) -> ModelSummary:
         max_change_ms=counts[f"max_change_{index}"],
         max_delete_ms=counts[f"max_delete_{index}"],
         columns=top_level_kinds(counts[f"columns_{index}"]),
+        truncates=counts[f"truncates_{index}"],
     )
 
 
@@ -398,6 +401,12 @@ def model_columns(ingested: dict[str, IngestedLanding], model: ModelSpec) -> Mod
     )
     first_seen = [key for _, summary in summaries for key in sorted(summary.columns)]
     return resolve_columns(merge_column_kinds(*(summary.columns for _, summary in summaries)), model, first_seen)
+
+
+def truncating(ingested: dict[str, IngestedLanding], reads: dict[tuple[str, str], Window]) -> bool:
+    """Whether any landing of `reads` ((model, landing) -> window) holds a truncate of its model (order.py),
+    from the summaries alone: readers then apply the truncates, which costs a second look at the records."""
+    return any(ingested[landing].models[model].truncates for model, landing in reads)
 
 
 def records_bound(ingested: dict[str, IngestedLanding], reads: dict[tuple[str, str], Window]) -> int:

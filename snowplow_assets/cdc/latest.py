@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from snowplow_assets.cdc.batches import BatchManifest, latest_batch, read_batches, superseded
+from snowplow_assets.cdc.batches import BatchManifest, latest_batch, read_batches, superseded, with_truncates_applied
 from snowplow_assets.cdc.columns import ModelColumns, typed_view
 from snowplow_assets.cdc.history import (
     IngestedLanding,
@@ -32,6 +32,7 @@ from snowplow_assets.cdc.history import (
     read_parquet_files,
     read_records,
     records_bound,
+    truncating,
 )
 from snowplow_assets.cdc.models import ModelSpec
 from snowplow_assets.cdc.order import BROADCAST_CHANGES_LIMIT, live, merge_into, reduce_to_state
@@ -80,10 +81,12 @@ def latest_state(
     records, files = read_records(spark, fs, lake, reads, ingested)
     changes = reduce_to_state(records)
     held = [batch for batch in batches.values() if batch is not None]
+    state = changes
     if held:
         bound = records_bound(ingested, reads)
         changed = bound if bound <= BROADCAST_CHANGES_LIMIT else changes.count()
-        changes = merge_into(read_batches(spark, fs, lake, held), changes, changed)
+        state = merge_into(read_batches(spark, fs, lake, held), changes, changed)
+    state = with_truncates_applied(spark, fs, lake, state, records, held, truncating(ingested, reads))
     sources = {
         model.name: LatestSources(
             model.name,
@@ -94,7 +97,7 @@ def latest_state(
         )
         for model in models
     }
-    return live(changes), sources
+    return live(state), sources
 
 
 def latest_table(

@@ -29,6 +29,13 @@ transitive, and merges in different groupings would then disagree.
 State tables (`STATE_SCHEMA`) hold one record per (model, key): live keys with their row and deleted keys
 as tombstones (no row). Tombstones must be kept: a late insert older than a delete would otherwise bring a
 deleted key back.
+
+A truncate (Debezium's `op: t`) is a delete of every key of its model, at its own place in the order: a key's
+state is the later of its last record and the model's last truncate. Its record has the key TABLE_KEY, which
+no record key can be (an empty key is no key: contracts.py), so reducing and merging keep each model's last
+truncate as one more tombstone, by the same rule. `truncated` then removes every key whose last record came
+before it. Applied after every reduction and merge, that keeps the semilattice: a late record older than the
+truncate, merged in later, is removed by the truncate the state kept, as a replay would delete it.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from pyspark.sql import functions as F
 ORDER_VERSION = 2
 
 INSERT, UPDATE, DELETE = "insert", "update", "delete"
+TABLE_KEY = ""  # the key of a truncate's record: every key of its model
 KINDS = (INSERT, UPDATE, DELETE)
 KIND_RANK = {INSERT: 0, UPDATE: 1, DELETE: 2}
 
@@ -117,6 +125,15 @@ def merge_into(base: DataFrame, changes: DataFrame, changed_keys: int) -> DataFr
         F.broadcast(known), [MODEL, KEY], "left_anti"
     )
     return merged.unionByName(added).select(MODEL, KEY, *(F.col(f"__last.{c}").alias(c) for c in STATE_COLUMNS[2:]))
+
+
+def truncated(state: DataFrame, truncates: DataFrame) -> DataFrame:
+    """`state` without the keys whose last record came before the last truncate of their model, among the
+    TABLE_KEY records of `truncates` (STATE_COLUMNS; other keys are ignored). The truncates are few, and
+    broadcast. Only needed when there are any; callers know that from the landings' summaries."""
+    last = truncates.where(F.col(KEY) == TABLE_KEY).groupBy(MODEL).agg(F.expr(f"max({_ORDERED})").alias("__truncate"))
+    kept = F.expr(f"__truncate IS NULL OR {_ORDERED} >= __truncate")
+    return state.join(F.broadcast(last), MODEL, "left").where(kept).select(*state.columns)
 
 
 def live(state: DataFrame) -> DataFrame:

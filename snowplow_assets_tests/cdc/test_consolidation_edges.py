@@ -9,19 +9,19 @@ import pytest
 
 from snowplow_assets.cdc.batches import cut_batches, latest_batch
 from snowplow_assets.cdc.column_tests import test_batch as run_column_tests_on
-from snowplow_assets.cdc.history import ingest_landing
+from snowplow_assets.cdc.history import IngestedLanding, ingest_landing
 from snowplow_assets.cdc.latest import latest_table
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
-from snowplow_assets_tests.cdc.builders import models, partial, raw_record, record, write_landing
+from snowplow_assets_tests.cdc.builders import DEBEZIUM, debezium, models, partial, raw_record, record, write_landing
 
 MODELS = models()
 T = 1_772_359_200_000  # 2026-03-01T10:00:00Z
 
 
-def _ingest(spark, lake: Lake, name: str, lines: list[str]) -> None:
+def _ingest(spark, lake: Lake, name: str, lines: list[str]) -> IngestedLanding:
     write_landing(lake, name, lines)
-    ingest_landing(spark, LocalFileSystem(), lake, name, MODELS)
+    return ingest_landing(spark, LocalFileSystem(), lake, name, MODELS)
 
 
 def _remove_landing(lake: Lake, name: str) -> None:
@@ -126,3 +126,47 @@ def test_a_stray_row_with_a_key_equal_but_for_case_does_not_rename_the_column(sp
     assert [(o.test.check_name, o.failing_rows) for o in outcomes if not o.passed] == [
         ("customers__not_null__email", 1)
     ], "row 3 alone"
+
+
+def _truncate(ts: int, offset: int) -> str:
+    """Debezium's truncate of the table: no Kafka key, no row images."""
+    return record(DEBEZIUM, {"payload": {"op": "t", "before": None, "after": None}}, None, ts, offset)
+
+
+def test_a_debezium_truncate_removes_every_key_before_it_and_late_records_older_than_it(spark, lake):
+    fs = LocalFileSystem()
+    _ingest(
+        spark,
+        lake,
+        "landing=1",
+        [
+            partial(1, T + 1_000, 0, {"email": "a"}),
+            partial(2, T + 2_000, 1, {"email": "b"}),
+            debezium("c", 3, T + 3_000, 0),
+        ],
+    )
+    assert cut_batches(spark, fs, lake, MODELS, now_ms=T + 3_000)[0].batch.truncated_ms is None
+    summary = _ingest(spark, lake, "landing=2", [_truncate(T + 5_000, 1), partial(4, T + 6_000, 2, {"email": "d"})])
+    assert (summary.deletes, summary.bad, summary.models["customers"].truncates) == (1, 0, 1)
+    assert _latest_keys(spark, lake) == ["4"], "the view applies the truncate before any batch holds it"
+
+    [cut] = cut_batches(spark, fs, lake, MODELS, now_ms=T + 6_000)
+    assert (cut.batch.mode, cut.batch.rows, cut.batch.tombstones, cut.batch.truncated_ms) == (
+        "incremental",
+        1,
+        1,
+        T + 5_000,
+    )
+    # Late records: one older than the truncate (gone with it), one newer (stays), in a landing after the batch.
+    _ingest(
+        spark,
+        lake,
+        "landing=3",
+        [partial(1, T + 4_000, 3, {"email": "late"}), partial(2, T + 7_000, 4, {"email": "b2"})],
+    )
+    assert _latest_keys(spark, lake) == ["2", "4"]
+    [cut] = cut_batches(spark, fs, lake, MODELS, now_ms=T + 7_000)
+    assert (cut.batch.mode, cut.batch.rows, cut.batch.truncated_ms) == ("incremental", 2, T + 5_000)
+    assert _latest_keys(spark, lake) == ["2", "4"]
+    [full] = cut_batches(spark, fs, lake, MODELS, now_ms=T + 7_000, full=True)
+    assert (full.batch.rows, full.batch.truncated_ms) == (2, T + 5_000), "a full recompute agrees"

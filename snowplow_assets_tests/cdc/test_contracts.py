@@ -84,7 +84,9 @@ CASES = {
     record(DEBEZIUM, {"op": "d", "before": None, "after": None}, '{"payload": {"id": 14}}', T, 14): ("deletes", "14", "delete", None, None),
     record(DEBEZIUM, None, '{"schema": {}, "payload": {"id": 15}}', T, 15): ("deletes", "15", "delete", None, None),
     record(DEBEZIUM, {"op": "c", "after": {"email": "x"}}, '{"id": 16}', T, 16): ("history", "16", "insert", {"email": "x"}, None),
-    record(DEBEZIUM, {"op": "t"}, '{"id": 17}', T, 17): ("bad", None, None, None, "unknown_change_type"),
+    record(DEBEZIUM, {"op": "t"}, None, T, 17): ("deletes", "", "delete", None, None),  # a truncate: every key
+    record(DEBEZIUM, {"payload": {"op": "t"}}, '{"id": 17}', T, 17): ("deletes", "", "delete", None, None),
+    record(DEBEZIUM, {"op": "m"}, '{"id": 17}', T, 17): ("bad", None, None, None, "unknown_change_type"),
     record(DEBEZIUM, {"after": {"id": 18}}, '{"id": 18}', T, 18): ("bad", None, None, None, "unknown_change_type"),
     record(DEBEZIUM, {"op": "u", "after": [1]}, '{"id": 19}', T, 19): ("bad", None, None, None, "invalid_value"),
     record(DEBEZIUM, {"op": "c", "after": {"email": "x"}}, None, T, 20): ("bad", None, None, None, "no_id"),
@@ -196,7 +198,7 @@ def test_bad_rows_say_why(classified):
     assert len(timestamps) == 9
     assert (
         "UPSERT is not one of INSERT, UPDATE, DELETE" in messages["unknown_change_type"]
-        or "t is not one of c, r, u, d" in messages["unknown_change_type"]
+        or "m is not one of c, r, u, d, t" in messages["unknown_change_type"]
     )
     assert all(r["__message"] for r in classified.values() if r["__output"] == "bad")
 

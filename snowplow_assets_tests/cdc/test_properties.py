@@ -1,13 +1,13 @@
 """Property: every batch at its boundary, and the latest view, equal a plain replay of the landed records.
 
-Hypothesis draws a sequence of landing folders holding random interleavings of inserts, updates and
-deletes in the three contracts, for a few keys (of one column or, in odd scenarios, two) and few timestamps, so that ties on the timestamp, late
-records (older than a boundary already cut), duplicates (the same Kafka record landed again),
-Debezium tombstones and re-inserts after deletes are common. Between landings it re-ingests earlier
-landings and cuts batches at random "now"s, incrementally or in full.
+Hypothesis draws a sequence of landing folders holding random interleavings of inserts, updates, deletes
+and Debezium truncates in the three contracts, for a few keys (of one column or, in odd scenarios, two) and
+few timestamps, so that ties on the timestamp, late records (older than a boundary already cut), duplicates
+(the same Kafka record landed again), Debezium tombstones and re-inserts after deletes are common. Between
+landings it re-ingests earlier landings and cuts batches at random "now"s, incrementally or in full.
 
 The replay is plain Python: sort all of a key's records by the documented order, keep the last, drop the
-key if that is a delete. Each example runs many independent scenarios at once, one model per scenario, so
+key if that is a delete or comes before the model's last truncate. Each example runs many independent scenarios at once, one model per scenario, so
 one Spark job ingests, cuts or reads all of them. An example costs its Spark jobs whatever its number of
 scenarios, so the search draws few examples of many scenarios: 2 of 12 (besides the explicit one), as many
 scenarios as 3 of 8, each scenario with records, ties, late records and tombstones of its own against the
@@ -29,7 +29,7 @@ from snowplow_assets.cdc.batches import batch_files, cut_batches, latest_batch, 
 from snowplow_assets.cdc.history import ingest_landing, read_ingested, read_parquet_files
 from snowplow_assets.cdc.latest import latest_state
 from snowplow_assets.cdc.models import key_text, parse_models
-from snowplow_assets.cdc.order import STATE_SCHEMA, order_key
+from snowplow_assets.cdc.order import STATE_SCHEMA, TABLE_KEY, order_key
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.cdc.builders import write_landing
@@ -58,7 +58,7 @@ TOPIC = {"partial": "raw", "debezium": "dbz", "event": "evt"}
 class Rec:
     scenario: int
     contract: str
-    change: str  # insert, update or delete, as the source meant it
+    change: str  # insert, update, delete or (Debezium only) truncate, as the source meant it
     key: int
     ms: int
     partition: int
@@ -80,6 +80,8 @@ class Rec:
     @property
     def kind(self) -> str:
         """What the contract makes of it: a partial row cannot say insert."""
+        if self.change == "truncate":
+            return "delete"
         return "update" if self.contract == "partial" and self.change != "delete" else self.change
 
     @property
@@ -91,11 +93,13 @@ class Rec:
 
     @property
     def key_text(self) -> str:
+        if self.change == "truncate":
+            return TABLE_KEY
         return key_text([str(part) for part in self.key_fields.values()])
 
     @property
     def row(self) -> dict | None:
-        if self.change == "delete":
+        if self.change in ("delete", "truncate"):
             return None
         return {**self.key_fields, "v": self.value}
 
@@ -114,6 +118,9 @@ class Rec:
             kafka_key = json.dumps({"id": self.key} if single else self.key_fields)
             if self.tombstone:
                 value = None
+            elif self.change == "truncate":
+                kafka_key, payload = None, {"op": "t", "before": None, "after": None}
+                value = {"payload": payload} if self.value % 3 else payload
             else:
                 op = {"insert": "r" if self.snapshot else "c", "update": "u", "delete": "d"}[self.change]
                 before = self.key_fields if self.change == "delete" and self.value % 2 else None
@@ -169,8 +176,11 @@ def plans(draw) -> Plan:
                 contract, partition = draw(st.sampled_from(CONTRACTS)), draw(st.integers(0, 1))
                 slot = (scenario, contract, partition)
                 offset = offsets[slot] = offsets.get(slot, -1) + 1
+                change = draw(st.sampled_from(("insert", "update", "delete")))
+                if contract == "debezium" and draw(st.integers(0, 7)) == 0:
+                    change = "truncate"
                 rec = Rec(
-                    scenario, contract, draw(st.sampled_from(("insert", "update", "delete"))), draw(st.integers(1, 3)),
+                    scenario, contract, change, draw(st.integers(1, 3)),
                     draw(st.integers(0, 12)), partition, offset, draw(st.integers(0, 99)), draw(st.booleans()),
                     draw(st.booleans()), snapshot=draw(st.booleans()),
                 )  # fmt: skip
@@ -200,13 +210,15 @@ def plans(draw) -> Plan:
 
 
 def replay(records: list[Rec]) -> dict[tuple[str, str], dict | None]:
-    """(model, key) -> row, or None for a key whose last change is a delete."""
+    """(model, key) -> row, or None for a key whose last change is a delete; a model's last truncate is kept
+    as such, and no key whose last change came before it."""
     last: dict[tuple[str, str], Rec] = {}
     for rec in records:
         slot = (rec.model, rec.key_text)
         if slot not in last or rec.order() > last[slot].order():
             last[slot] = rec
-    return {slot: rec.row for slot, rec in last.items()}
+    truncate = {model: rec.order() for (model, key), rec in last.items() if key == TABLE_KEY}
+    return {slot: rec.row for slot, rec in last.items() if slot[0] not in truncate or rec.order() >= truncate[slot[0]]}
 
 
 def boundary(records: list[Rec], now: int, previous: int | None) -> int | None:
@@ -243,12 +255,32 @@ REINSERTED = Plan(
 )
 
 
+# A truncate: a key before it goes, one after it stays; a late record older than it, landed after a batch
+# took the truncate in, goes too, and so does one older than it in a landing that a full cut reads.
+TRUNCATED = Plan(
+    [
+        Step(
+            [
+                Rec(1, "partial", "insert", 1, 1, 0, 0, 1, False, False),
+                Rec(1, "event", "insert", 2, 2, 0, 0, 2, False, False),
+                Rec(1, "debezium", "truncate", 0, 4, 0, 0, 3, False, True),
+                Rec(1, "debezium", "insert", 3, 5, 0, 1, 4, True, False),
+            ],
+            cut=(9, False),
+        ),
+        Step([Rec(1, "partial", "update", 2, 3, 1, 0, 5, False, False)], cut=(9, False)),
+        Step([Rec(1, "event", "update", 1, 6, 1, 0, 6, False, False)], cut=(9, True)),
+    ]
+)
+
+
 @settings(
     max_examples=2,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
 )
 @example(REINSERTED)
+@example(TRUNCATED)
 @given(plans())
 def test_batches_and_latest_view_equal_a_plain_replay(spark, plan: Plan):
     fs = LocalFileSystem()

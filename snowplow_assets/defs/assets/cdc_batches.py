@@ -26,8 +26,8 @@ def _timestamp(ms: int | None) -> dg.MetadataValue:
 def _results_table(results: list[BatchResult]) -> dg.TableMetadataValue:
     columns = [
         ("model", "string"), ("status", "string"), ("mode", "string"), ("boundary_ms", "int"),
-        ("previous_boundary_ms", "int"), ("rows", "int"), ("tombstones", "int"), ("records_read", "int"),
-        ("files_read", "int"), ("landings_read", "int"), ("expired", "int"),
+        ("previous_boundary_ms", "int"), ("rows", "int"), ("tombstones", "int"), ("truncated_ms", "int"),
+        ("records_read", "int"), ("files_read", "int"), ("landings_read", "int"), ("expired", "int"),
     ]  # fmt: skip
     rows = []
     for result in results:
@@ -41,6 +41,7 @@ def _results_table(results: list[BatchResult]) -> dg.TableMetadataValue:
                 "previous_boundary_ms": batch.previous_boundary_ms if batch else None,
                 "rows": batch.rows if batch else 0,
                 "tombstones": batch.tombstones if batch else 0,
+                "truncated_ms": batch.truncated_ms if batch else None,
                 "records_read": batch.records_read if batch and cut else 0,
                 "files_read": batch.files_read if batch and cut else 0,
                 "landings_read": batch.landings_read if batch and cut else 0,

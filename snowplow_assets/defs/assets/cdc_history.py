@@ -16,9 +16,15 @@ NO_BAD_RECORDS = "no_bad_records"
 
 def _models_table(ingested: IngestedLanding) -> dg.TableMetadataValue:
     return metadata_table(
-        [("model", "string"), ("changes", "int"), ("deletes", "int"), ("columns", "int")],
+        [("model", "string"), ("changes", "int"), ("deletes", "int"), ("truncates", "int"), ("columns", "int")],
         [
-            {"model": name, "changes": summary.changes, "deletes": summary.deletes, "columns": len(summary.columns)}
+            {
+                "model": name,
+                "changes": summary.changes,
+                "deletes": summary.deletes,
+                "truncates": summary.truncates,
+                "columns": len(summary.columns),
+            }
             for name, summary in sorted(ingested.models.items())
         ],
     )
@@ -35,7 +41,8 @@ def _models_table(ingested: IngestedLanding) -> dg.TableMetadataValue:
         dg.AssetSpec(
             CDC_DELETES,
             kinds={"spark", "parquet"},
-            description="Every delete of a landing folder, tombstones included (cdc/deletes/<landing>/model=…/hour=…).",
+            description="Every delete of a landing folder, tombstones and truncates included "
+            "(cdc/deletes/<landing>/model=…/hour=…).",
         ),
     ],
     check_specs=[
