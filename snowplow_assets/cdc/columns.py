@@ -17,8 +17,8 @@ Numbers whose fractions are all zeros (`20.0`, as Debezium writes a float column
 integers: JSON parsing keeps no trailing zeros (their text in `__data` is `20`), so a column of them alone is
 BIGINT. column_tests.py compares a BIGINT column's accepted values as exact numbers for that reason.
 
-Columns leave out the key (the model's `id` names the key column, or columns) and names the typed table cannot hold:
-empty names, names starting with `__` (bookkeeping columns use that prefix) and names equal but for case
+Columns leave out the key (the model's `id` names the key column, or columns) and names the typed table cannot
+hold: empty names, names starting with `__` (bookkeeping columns use that prefix) and names equal but for case
 to a name kept before them (Spark resolves columns case-insensitively). Those keys stay in each row's JSON
 (`__data`); the batch manifest lists them as skipped, with the reason.
 

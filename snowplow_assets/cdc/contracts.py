@@ -9,18 +9,18 @@ file's `ignored_topics` fits it, ignored (models.py). Per contract:
 
 `debezium`: the value is `{"payload": {"op": …, "before": …, "after": …}}` or the bare payload. `op` `c`
 (create) and `r` (snapshot read) are inserts, `u` an update, `d` a delete; the row is `after`. `t`, a
-truncate, deletes every key of the model: its key is order.TABLE_KEY, whatever its Kafka key (Debezium
-gives it none), and order.py says how it applies. (Until 2026-11-28 a truncate was an `unknown_change_type`
-bad row, and the rows it removed stayed.) The key is
-the id field of the row image (`after`, or `before` for a delete) and, when the image lacks it, the
-Kafka key. The tombstone Debezium writes after a delete (null value) is a delete of the Kafka key: harmless
-after the delete it follows, and still right when compaction removed that delete. A tombstone whose key is an
-object without the id field (a topic keyed by another field than the table's key: `id_field: customerId`
-where Debezium keys by `id`) cannot name the model's key and is counted as ignored: it only repeats the `d`
-before it, whose `before` image gives the id. Until 2026-11-28 it was a `no_id` bad row, one per delete, and
-every landing with a delete failed `no_bad_records`. (Compaction removes a `d` only in favour of its
-tombstone, and the key's inserts with it: a topic landed again from a compacted log has nothing of that key
-for the tombstone to delete, and the landings that took the inserts took the `d` too.)
+truncate, deletes every key of the model: its key is order.TABLE_KEY, whatever its Kafka key (Debezium gives
+it none), and order.py says how it applies. (Until 2026-11-28 a truncate was an `unknown_change_type` bad row,
+and the rows it removed stayed.) The key is the id field of the row image (`after`, or `before` for a delete)
+and, when the image lacks it, the Kafka key. The tombstone Debezium writes after a delete (null value) is a
+delete of the Kafka key: harmless after the delete it follows, and still right when compaction removed that
+delete. A tombstone whose key is an object without the id field (a topic keyed by another field than the
+table's key: `id_field: customerId` where Debezium keys by `id`) cannot name the model's key and is counted as
+ignored: it only repeats the `d` before it, whose `before` image gives the id. Until 2026-11-28 it was a
+`no_id` bad row, one per delete, and every landing with a delete failed `no_bad_records`. (Compaction removes
+a `d` only in favour of its tombstone, and the key's inserts with it: a topic landed again from a compacted
+log has nothing of that key for the tombstone to delete, and the landings that took the inserts took the `d`
+too.)
 
 `event` (the OMG contract of seed 004): `changeType` INSERT, UPDATE or DELETE; the row is `data`; the key
 is `data.<id field>`, or `deletedID` for a delete. A null value is not part of this contract: a bad row.
@@ -82,7 +82,7 @@ def _scalar(variant: str) -> str:
     `1.0E20` for `1e20`; so a whole double is written as the integer it is. (Until 2026-11-28, `1e1` and
     `10` were two keys.) A fraction in exponent form beyond Java's plain range (`1.5e-5`) keeps Java's text.
     """
-    number = f"variant_get({variant}, '$', 'double')"
+    number = f"try_variant_get({variant}, '$', 'double')"
     whole_double = f"schema_of_variant({variant}) = 'DOUBLE' AND {number} % 1 = 0 AND abs({number}) < 1e38"
     return (
         f"CASE WHEN {variant} IS NULL OR is_variant_null({variant}) "

@@ -72,7 +72,7 @@ def key_text(parts: Sequence[str]) -> str:
     return json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
 
 
-def _key_fields(value: object) -> object:
+def _key_fields(value: object) -> tuple[str, ...]:
     """`id: a` or `id: [a, b]`, as a tuple of names, checked: identifiers, none twice (but for case: Spark's
     columns are case-insensitive), at most KEY_FIELDS_LIMIT."""
     fields = (value,) if isinstance(value, str) else value
@@ -155,7 +155,7 @@ class ModelSpec(BaseModel):
     @classmethod
     def _key_columns(cls, value: object) -> object:
         fields = _key_fields(value)
-        reserved = [name for name in fields if name.startswith(RESERVED_PREFIX)]  # type: ignore[union-attr]
+        reserved = [name for name in fields if name.startswith(RESERVED_PREFIX)]
         if reserved:
             raise ValueError(f"key columns may not start with {RESERVED_PREFIX}: {reserved}")
         return fields
@@ -268,9 +268,9 @@ class CdcModels(BaseModel):
         return f"^(?:{alternatives}){END}"
 
     def reading(self, topic: str) -> str | None:
-        """How ingestion reads `topic`: `model/contract/id fields` for a declared topic (the fields joined by `,`;
-        none of the three can hold a `/` or a `,`), which decides a record's model and key; IGNORED_TOPIC for a topic only an ignored_topics
-        pattern fits; None for any other, whose records are bad rows."""
+        """How ingestion reads `topic`: `model/contract/id fields` for a declared topic (the fields joined by
+        `,`; none of the three can hold a `/` or a `,`), which decides a record's model and key; IGNORED_TOPIC
+        for a topic only an ignored_topics pattern fits; None for any other, whose records are bad rows."""
         declared = self.topics().get(topic)
         if declared is not None:
             model, spec = declared
