@@ -13,7 +13,10 @@ the history landings and cuts a first batch of all of them; then it ingests one 
   both hold exactly the same rows;
 - `latest` on that data: the in-process view (`latest_table`, counted), once with a batch at the newest
   boundary, once after one more landing with no batch since; and the whole `snowplow-assets latest
-  customers --format json` command (a new process: JVM start, plan, every row printed), output discarded.
+  customers --format json` command (a new process: JVM start, plan, every row printed), output discarded;
+- a truncate (cdc/order.py): a landing of one Debezium truncate at the start of the newest landing's hour,
+  ingested, then the view and an incremental cut, which both apply it (a second look at the records they
+  read), the cut checked against a full recompute.
 
 Results go to benchmarks/results/cdc_batches.json and a Markdown table on stdout. Timings on a shared
 machine are noisy; the table records the machine.
@@ -38,8 +41,9 @@ from snowplow_assets.cdc.batches import cut_batches, latest_batch, read_batches
 from snowplow_assets.cdc.history import ingest_landing, read_ingested
 from snowplow_assets.cdc.latest import latest_table
 from snowplow_assets.cdc.models import load_models
-from snowplow_assets.datagen.cdc import CdcGenerationOptions, generate_cdc_landings
+from snowplow_assets.datagen.cdc import CdcGenerationOptions, generate_cdc_landings, landing_folder_name
 from snowplow_assets.lake import Lake
+from snowplow_assets.run_folders import SUCCESS_MARKER
 from snowplow_assets.settings import DEFAULT_CDC_MODELS, Settings
 from snowplow_assets.spark import build_spark_session
 from snowplow_assets.storage import LocalFileSystem
@@ -63,6 +67,15 @@ def fingerprint(frame) -> tuple[int, int]:
         F.count(F.lit(1)).alias("n"), F.sum(F.xxhash64(*frame.columns).cast("decimal(38,0)")).alias("h")
     ).first()
     return int(row["n"]), int(row["h"] or 0)
+
+
+def write_truncate_landing(folder: Path, timestamp_ms: int) -> None:
+    """A landing of one Debezium truncate of `shop.customers` (no Kafka key, no row images), marked complete."""
+    folder.mkdir(parents=True)
+    record = {"__topic": "shop.customers", "__partition": 0, "__offset": 10**9, "__timestamp": timestamp_ms,
+              "__key": None, "__value": {"payload": {"op": "t", "before": None, "after": None}}}  # fmt: skip
+    (folder / "part-00000.json").write_text(json.dumps(record) + "\n")
+    (folder / SUCCESS_MARKER).touch()
 
 
 def main() -> None:
@@ -96,6 +109,8 @@ def main() -> None:
     names = [s["landing"] for s in generated["landings"]]
     for folder in ("history", "deletes", "bad", "ingested", "batches", "latest", ".staging"):
         shutil.rmtree(Path(lake.root, "cdc", folder), ignore_errors=True)
+    truncate_landing = landing_folder_name(START + total * options.interval)
+    shutil.rmtree(landings_root / truncate_landing, ignore_errors=True)
 
     settings = Settings()
     spark = build_spark_session(settings.spark_config, app_name="benchmark-cdc-batches")
@@ -143,6 +158,23 @@ def main() -> None:
     cli_s = time.perf_counter() - started
     cli_lines = done.stdout.count(b"\n")
 
+    # A truncate at the start of the newest landing's hour: the keys changed in that hour after it stay.
+    truncate_ms = int((START + (total - 1) * options.interval).timestamp() * 1000)
+    write_truncate_landing(landings_root / truncate_landing, truncate_ms)
+    _, truncate_ingest_s = timed(lambda: ingest_landing(spark, fs, lake, truncate_landing, models))
+    (table, _), truncate_plan_s = timed(lambda: latest_table(spark, fs, lake, customers))
+    rows_after_truncate, truncate_count_s = timed(lambda: table.count())
+    [truncated], truncated_s = timed(
+        lambda: [r for r in cut_batches(spark, fs, lake, models, now_ms=FAR_FUTURE_MS) if r.model == "customers"]
+    )
+    truncated_print = fingerprint(read_batches(spark, fs, lake, [truncated.batch]))
+    [truncated_full] = [
+        r for r in cut_batches(spark, fs, lake, models, now_ms=FAR_FUTURE_MS, full=True) if r.model == "customers"
+    ]
+    assert truncated.batch.mode == "incremental" and truncated.batch.truncated_ms == truncate_ms
+    assert truncated_print == fingerprint(read_batches(spark, fs, lake, [truncated_full.batch]))
+    assert truncated.batch.rows == rows_after_truncate < rows_fresh
+
     batch = latest_batch(fs, lake, "customers")
     results.update(
         {
@@ -164,6 +196,13 @@ def main() -> None:
             "latest_rows_at_batch": rows_at_batch,
             "latest_cli_seconds": round(cli_s, 1),
             "latest_cli_lines": cli_lines,
+            "truncate": {"ingest_seconds": round(truncate_ingest_s, 1),
+                         "latest_in_process_seconds": round(truncate_plan_s + truncate_count_s, 1),
+                         "latest_rows": rows_after_truncate,
+                         "incremental_seconds": round(truncated_s, 1),
+                         "incremental_records_read": truncated.batch.records_read,
+                         "incremental_landings_read": truncated.batch.landings_read,
+                         "identical_to_full": True},
             "newest_batch_boundary_ms": batch.boundary_ms if batch else None,
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}, Spark {spark.version}, {settings.spark_master}, driver {settings.spark_driver_memory}, {settings.spark_shuffle_partitions} shuffle partitions",
             "load_average_at_end": os.getloadavg(),
@@ -186,6 +225,12 @@ def main() -> None:
     )
     print(
         f"| `snowplow-assets latest customers --format json`: new process, every row printed ({cli_lines:,} lines) | {cli_s:.1f} | | |"
+    )
+    print(
+        f"| `latest` in process, two landings after the batch, the second a truncate ({rows_after_truncate:,} rows left) | {truncate_plan_s + truncate_count_s:.1f} | | |"
+    )
+    print(
+        f"| incremental batch with that truncate | {truncated_s:.1f} | {truncated.batch.records_read:,} of {truncated.batch.landings_read} landings + the previous batch | {truncated.batch.files_read} |"
     )
     start_load, end_load = (
         ", ".join(f"{x:.1f}" for x in results[k]) for k in ("load_average_at_start", "load_average_at_end")
