@@ -114,13 +114,22 @@ def _kafka_key_id(fields: tuple[str, ...]) -> str:
     return f"CASE WHEN __key_json IS NULL THEN {text} ELSE coalesce({direct}, {wrapped}) END"
 
 
-def _id(models: CdcModels) -> str:
-    """The key of each record, by its topic's contract and id fields (one branch per such pair)."""
+def _topics_by_reading(models: CdcModels) -> dict[tuple[str, tuple[str, ...]], list[str]]:
+    """The declared topics, grouped by contract and id fields: topics of one group read their keys alike."""
     groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for topic, (model, spec) in sorted(models.topics().items()):
         groups.setdefault((spec.contract, model.id_field(spec)), []).append(topic)
+    return dict(sorted(groups.items()))
+
+
+def _of_topics(topics: list[str]) -> str:
+    return f"__topic IN ({', '.join(literal(t) for t in topics)})"
+
+
+def _id(models: CdcModels) -> str:
+    """The key of each record, by its topic's contract and id fields (one branch per such pair)."""
     branches = []
-    for (contract, fields), topics in sorted(groups.items()):
+    for (contract, fields), topics in _topics_by_reading(models).items():
         if contract == "partial":
             expression = _kafka_key_id(fields)
         elif contract == "debezium":
@@ -130,8 +139,26 @@ def _id(models: CdcModels) -> str:
             # A one-field key is deleted by its value; a key of several, by an object naming every field.
             deleted = _scalar("__deleted_id") if len(fields) == 1 else _fields_of("__deleted_id", fields)
             expression = f"CASE WHEN __kind = '{DELETE}' THEN {deleted} ELSE {_fields_of('__row', fields)} END"
-        branches.append((f"__topic IN ({', '.join(literal(t) for t in topics)})", expression))
+        branches.append((_of_topics(topics), expression))
     return case(*branches) if branches else "CAST(NULL AS STRING)"
+
+
+def _no_id_message(models: CdcModels) -> str:
+    """SQL: what a `no_id` bad row says, naming where its topic's contract looks for the key."""
+    branches = []
+    for (contract, fields), topics in _topics_by_reading(models).items():
+        named = ", ".join(fields)
+        in_object = f"a JSON object naming {named}" if len(fields) > 1 else f"its text or a JSON object naming {named}"
+        if contract == "partial":
+            where = f"the Kafka key ({in_object})"
+        elif contract == "debezium":
+            where = f"{named} of the row image (after, before for a delete), else the Kafka key ({in_object})"
+        else:
+            deleted = "its value" if len(fields) == 1 else f"an object naming {named}"
+            where = f"{named} of data, or deletedID ({deleted}) for a delete"
+        message = f"no usable id (missing, null, empty, an object or an array) in {where}"
+        branches.append((_of_topics(topics), literal(message)))
+    return case(*branches) if branches else literal("no usable id")
 
 
 def _bad(reason: str, message: str) -> str:
@@ -224,7 +251,7 @@ def classify(envelopes: DataFrame, models: CdcModels) -> DataFrame:
             f"__kind IN ('{INSERT}', '{UPDATE}') AND {beyond_double_in_json('__value', '__row_json', integers=True)}",
             _bad("invalid_value", f"concat({row_name}, ' holds ', {literal(BEYOND_DOUBLE)})"),
         ),
-        ("__id IS NULL", _bad("no_id", "'no usable id (missing, null, empty, an object or an array)'")),
+        ("__id IS NULL", _bad("no_id", _no_id_message(models))),
     ]
     outcome = case(*branches)
     # Also ignored: a Debezium tombstone whose key is an object without the id field, which repeats the `d`

@@ -201,6 +201,15 @@ def test_bad_rows_say_why(classified):
         or "m is not one of c, r, u, d, t" in messages["unknown_change_type"]
     )
     assert all(r["__message"] for r in classified.values() if r["__output"] == "bad")
+    # A missing key names where the topic's contract looks for it.
+    assert classified[record(PARTIAL, {"id": 7}, "", T, 7)]["__message"] == (
+        "no usable id (missing, null, empty, an object or an array) in the Kafka key (its text or a JSON object "
+        "naming id)"
+    )
+    assert classified[record(EVENT, {"changeType": "DELETE"}, "x", T, 28)]["__message"] == (
+        "no usable id (missing, null, empty, an object or an array) in customerId of data, or deletedID (its "
+        "value) for a delete"
+    )
 
 
 def test_a_line_that_is_not_exactly_one_json_object_says_what_is_wrong(classified):
@@ -312,6 +321,10 @@ def test_a_key_of_several_fields_takes_every_part_from_one_place(spark):
     rows = _classified(spark, SEVERAL_FIELD_CASES, models(ORDER_LINES_YAML))
     got = {r["__line"]: (r["__output"], r["__key"], r["__kind"], r["__reason"]) for r in rows}
     assert got == SEVERAL_FIELD_CASES
+    assert next(r["__message"] for r in rows if r["__offset"] == 6) == (
+        "no usable id (missing, null, empty, an object or an array) in order_id, line_no of the row image (after, "
+        "before for a delete), else the Kafka key (a JSON object naming order_id, line_no)"
+    )
     keys = [r["__key"] for r in rows if r["__key"]]
     assert all(key == key_text(json.loads(key)) for key in keys), "Spark writes the key as key_text does"
 
