@@ -17,7 +17,17 @@ from snowplow_assets.cli.process_request import ProcessRequest
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import Settings
 from snowplow_assets.storage import LocalFileSystem
-from snowplow_assets_tests.cdc.builders import ISSUE_MODELS_YAML, PARTIAL, partial, record, write_landing, write_models
+from snowplow_assets_tests.cdc.builders import (
+    ISSUE_MODELS_YAML,
+    LINES_DEBEZIUM,
+    LINES_PARTIAL,
+    ORDER_LINES_YAML,
+    PARTIAL,
+    partial,
+    record,
+    write_landing,
+    write_models,
+)
 
 END = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -242,6 +252,42 @@ def test_ignored_topics_are_not_bad_and_a_landing_read_under_other_models_is_nam
     assert _checks(instance, third[-1].run_id)["cdc_landings_read_by_the_current_models"].passed
     assert _metadata(instance, "cdc_history", "landing=a")["bad"] == 0
     assert _metadata(instance, "cdc_latest")["customers/rows"] == 2
+
+
+def test_a_model_keyed_by_two_columns_and_a_truncate_through_dagster(
+    instance, tmp_path, monkeypatch, definitions_loaded_anew
+):
+    """Order lines keyed by (order_id, line_no): two lines of one order stay two rows, until a Debezium truncate
+    removes both; the line inserted after it is the model. The runs' metadata and checks say so."""
+    monkeypatch.setenv("SNOWPLOW_CDC_MODELS", str(write_models(tmp_path / "models.yaml", ORDER_LINES_YAML)))
+    definitions_loaded_anew()
+    lake = Lake(Settings().lake)
+    key = '{{"order_id": {}, "line_no": {}}}'.format
+    write_landing(lake, "landing=a", [
+        record(LINES_DEBEZIUM, {"op": "c", "after": {"order_id": 7, "line_no": 1, "sku": "a"}}, key(7, 1), 1_000, 0),
+        record(LINES_DEBEZIUM, {"op": "c", "after": {"order_id": 7, "line_no": 2, "sku": "b"}}, key(7, 2), 2_000, 1),
+    ])  # fmt: skip
+    first = process_cdc(instance, Settings(), lambda _: None)
+    assert all(o.success for o in first)
+    assert _metadata(instance, "cdc_batches")["order_lines/rows"] == 2
+    assert not _checks(instance, first[-1].run_id)["order_lines__unique__order_id"].passed, "an order of two lines"
+
+    write_landing(lake, "landing=b", [
+        record(LINES_DEBEZIUM, {"payload": {"op": "t", "before": None, "after": None}}, None, 3_000, 2),
+        record(LINES_PARTIAL, {"order_id": 8, "line_no": 1, "sku": "c"}, key(8, 1), 4_000, 0),
+    ])  # fmt: skip
+    second = process_cdc(instance, Settings(), lambda _: None)
+    assert [(o.job, o.partition, o.success) for o in second] == [
+        ("cdc_ingest_landing", "landing=b", True), ("cdc_batch", None, True),
+    ]  # fmt: skip
+    history = _metadata(instance, "cdc_history", "landing=b")
+    assert (history["bad"], history["changes"]) == (0, 1)
+    [models_row] = history["models"].records
+    assert (models_row.data["deletes"], models_row.data["truncates"]) == (1, 1)
+    batches = _metadata(instance, "cdc_batches")
+    assert (batches["order_lines/rows"], batches["order_lines/last_truncate"]) == (1, 3.0)
+    assert _metadata(instance, "cdc_latest")["order_lines/rows"] == 1
+    assert _checks(instance, second[-1].run_id)["order_lines__unique__order_id"].passed
 
 
 @pytest.mark.parametrize(

@@ -92,6 +92,7 @@ def build_cdc_batches(models: CdcModels) -> dg.AssetsDefinition:
             metadata[f"{result.model}/status"] = result.status
             metadata[f"{result.model}/boundary"] = _timestamp(batch.boundary_ms if batch else None)
             metadata[f"{result.model}/previous_boundary"] = _timestamp(batch.previous_boundary_ms if batch else None)
+            metadata[f"{result.model}/last_truncate"] = _timestamp(batch.truncated_ms if batch else None)
             if batch:
                 metadata[f"{result.model}/boundary_ms"] = batch.boundary_ms
                 metadata[f"{result.model}/rows"] = batch.rows
