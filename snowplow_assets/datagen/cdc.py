@@ -17,7 +17,11 @@ Defects a consolidation must handle come in exact numbers:
 - both `__timestamp` forms (epoch milliseconds, ISO-8601) and all `__value` forms (JSON object, JSON
   text; JSON null and the string `"null"` for partial deletes and Debezium tombstones) are mixed.
 
-`CdcGeneration.expected` is the state the model must end in: the row of every live key, as landed.
+A model keyed by several columns gets keys of as many parts, an order's lines (`_key_parts`), written where
+each contract expects them: in the rows, as an object in the Kafka key, and as `deletedID`'s object.
+
+`CdcGeneration.expected` is the state the model must end in: the row of every live key (its `__key` text,
+models.key_text), as landed.
 Generation is deterministic for a seed.
 """
 
