@@ -85,11 +85,16 @@ class Rec:
         return "update" if self.contract == "partial" and self.change != "delete" else self.change
 
     @property
+    def two_columns(self) -> bool:
+        """Whether its scenario's model is keyed by two columns (MODELS)."""
+        return self.scenario % 2 == 1
+
+    @property
     def key_fields(self) -> dict[str, int]:
         """The key as its topic's fields: the key itself, or for a model of two key columns the key's halves,
         so that many keys share each part."""
         names = ("customerId", "lineNo") if self.contract == "event" else ("id", "line")
-        return {names[0]: self.key // 2, names[1]: self.key % 2} if self.scenario % 2 else {names[0]: self.key}
+        return {names[0]: self.key // 2, names[1]: self.key % 2} if self.two_columns else {names[0]: self.key}
 
     @property
     def key_text(self) -> str:
@@ -104,7 +109,7 @@ class Rec:
         return {**self.key_fields, "v": self.value}
 
     def line(self) -> str:
-        single = self.scenario % 2 == 0
+        single = not self.two_columns
         if self.contract == "partial":
             value, kafka_key = self.row, str(self.key) if single else json.dumps(self.key_fields)
         elif self.contract == "event":
