@@ -5,7 +5,11 @@ JSON object), a delete, a bad row with a reason, or, when no model declares its 
 file's `ignored_topics` fits it, ignored (models.py). Per contract:
 
 `partial` (the seed's Tinybird pipe): the value is the whole row; a null value deletes the key. The key is
-`__key`. A row cannot tell an insert from an update, so every row counts as an update.
+`__key`. A row cannot tell an insert from an update, so every row counts as an update. A row whose `__deleted`
+is `true` (or `"true"`) deletes the key too: that is how Debezium's ExtractNewRecordState transform, which
+lands Debezium's changes as plain rows, writes a delete with `delete.handling.mode=rewrite`, and by default it
+drops the tombstone after it. (Until 2026-11-28 such a row was an update, and the key stayed.) A source column
+of that name would be read the same way; the prefix is reserved here, and such fields are never columns.
 
 `debezium`: the value is `{"payload": {"op": …, "before": …, "after": …}}` or the bare payload. `op` `c`
 (create) and `r` (snapshot read) are inserts, `u` an update, `d` a delete; the row is `after`. `t`, a
@@ -161,6 +165,10 @@ def _no_id_message(models: CdcModels) -> str:
     return case(*branches) if branches else literal("no usable id")
 
 
+# A partial row that Debezium's ExtractNewRecordState rewrote from a delete (above).
+_REWRITTEN_DELETE = "coalesce(lower(try_variant_get(__parsed_value, '$.__deleted', 'string')) = 'true', FALSE)"
+
+
 def _bad(reason: str, message: str) -> str:
     return f"named_struct('reason', '{reason}', 'message', {message})"
 
@@ -202,7 +210,7 @@ def classify(envelopes: DataFrame, models: CdcModels) -> DataFrame:
     kinds = computed_once(contract).selectExpr(
         "*",
         "CASE __contract "
-        f"WHEN 'partial' THEN CASE WHEN __null_value THEN '{DELETE}' ELSE '{UPDATE}' END "
+        f"WHEN 'partial' THEN CASE WHEN __null_value OR {_REWRITTEN_DELETE} THEN '{DELETE}' ELSE '{UPDATE}' END "
         "WHEN 'debezium' THEN CASE "
         f"  WHEN __null_value THEN '{DELETE}' "
         f"  WHEN try_variant_get(__payload, '$.op', 'string') IN ('c', 'r') THEN '{INSERT}' "

@@ -75,6 +75,10 @@ CASES = {
     record(PARTIAL, None, 66, T, 6): ("deletes", "66", "delete", None, None),
     record(PARTIAL, {"id": 7}, "", T, 7): ("bad", None, None, None, "no_id"),
     record(PARTIAL, 12, "8", T, 8): ("bad", None, None, None, "invalid_value"),
+    # Debezium's ExtractNewRecordState writes a delete as the row with `__deleted: "true"` (rewrite mode)
+    record(PARTIAL, {"id": 90, "email": "x", "__deleted": "true"}, '{"id": 90}', T, 90): ("deletes", "90", "delete", None, None),
+    record(PARTIAL, json.dumps({"id": 91, "__deleted": True}), "91", T, 91): ("deletes", "91", "delete", None, None),
+    record(PARTIAL, {"id": 92, "__deleted": "false"}, "92", T, 92): ("history", "92", "update", {"id": 92, "__deleted": "false"}, None),
     record(PARTIAL, "hello", "9", T, 9): ("bad", None, None, None, "invalid_value"),
     # debezium: c and r insert, u updates, d deletes; wrapped or bare; tombstones delete the Kafka key
     record(DEBEZIUM, {"payload": {"op": "c", "before": None, "after": {"id": 10, **ROW}}}, '{"id": 10}', T, 10): ("history", "10", "insert", {"id": 10, **ROW}, None),
