@@ -5,11 +5,14 @@ JSON object), a delete, a bad row with a reason, or, when no model declares its 
 file's `ignored_topics` fits it, ignored (models.py). Per contract:
 
 `partial` (the seed's Tinybird pipe): the value is the whole row; a null value deletes the key. The key is
-`__key`. A row cannot tell an insert from an update, so every row counts as an update. A row whose `__deleted`
-is `true` (or `"true"`) deletes the key too: that is how Debezium's ExtractNewRecordState transform, which
-lands Debezium's changes as plain rows, writes a delete with `delete.handling.mode=rewrite`, and by default it
-drops the tombstone after it. (Until 2026-11-28 such a row was an update, and the key stayed.) A source column
-of that name would be read the same way; the prefix is reserved here, and such fields are never columns.
+`__key`. A row cannot tell an insert from an update, so every row counts as an update. The row may come in
+Kafka Connect's JSON envelope (JsonConverter with `schemas.enable`, its default): a value of exactly `schema`,
+an object, and `payload`, the row, or null for a delete. (Until 2026-11-28 the envelope was the row, its
+columns `schema` and `payload`.) A row whose `__deleted` is `true` (or `"true"`) deletes the key too: that is
+how Debezium's ExtractNewRecordState transform, which lands Debezium's changes as plain rows, writes a delete
+with `delete.handling.mode=rewrite`, and by default it drops the tombstone after it. (Until 2026-11-28 such a
+row was an update, and the key stayed.) A source column of that name would be read the same way; the prefix is
+reserved here, and such fields are never columns.
 
 `debezium`: the value is `{"payload": {"op": …, "before": …, "after": …}}` or the bare payload. `op` `c`
 (create) and `r` (snapshot read) are inserts, `u` an update, `d` a delete; the row is `after`. `t`, a
@@ -166,7 +169,15 @@ def _no_id_message(models: CdcModels) -> str:
 
 
 # A partial row that Debezium's ExtractNewRecordState rewrote from a delete (above).
-_REWRITTEN_DELETE = "coalesce(lower(try_variant_get(__parsed_value, '$.__deleted', 'string')) = 'true', FALSE)"
+_REWRITTEN_DELETE = "coalesce(lower(try_variant_get(__partial_row, '$.__deleted', 'string')) = 'true', FALSE)"
+# Kafka Connect's JSON envelope (JsonConverter with schemas.enable): exactly `schema`, an object, and `payload`,
+# an object or null. The size is checked first, so that an ordinary row's fields are not looked at again.
+_CONNECT_ENVELOPE = (
+    "CASE WHEN size(try_variant_get(__parsed_value, '$', 'map<string,variant>')) = 2 "
+    "THEN try_variant_get(__parsed_value, '$.schema', 'map<string,variant>') IS NOT NULL "
+    "AND (try_variant_get(__parsed_value, '$.payload', 'map<string,variant>') IS NOT NULL "
+    "OR is_variant_null(variant_get(__parsed_value, '$.payload'))) ELSE FALSE END"
+)
 
 
 def _bad(reason: str, message: str) -> str:
@@ -205,12 +216,17 @@ def classify(envelopes: DataFrame, models: CdcModels) -> DataFrame:
             # Debezium: the payload, wrapped or bare
             "CASE WHEN __contract = 'debezium' THEN coalesce(variant_get(__parsed_value, '$.payload'), __parsed_value) "
             "END AS __payload",
+            # Partial: the row, in Kafka Connect's envelope or bare (above)
+            f"CASE WHEN __contract = 'partial' THEN CASE WHEN {_CONNECT_ENVELOPE} "
+            "THEN variant_get(__parsed_value, '$.payload') ELSE __parsed_value END END AS __partial_row",
         )
     )
     kinds = computed_once(contract).selectExpr(
         "*",
         "CASE __contract "
-        f"WHEN 'partial' THEN CASE WHEN __null_value OR {_REWRITTEN_DELETE} THEN '{DELETE}' ELSE '{UPDATE}' END "
+        "WHEN 'partial' THEN CASE "
+        f"  WHEN __null_value OR is_variant_null(__partial_row) OR {_REWRITTEN_DELETE} THEN '{DELETE}' "
+        f"  ELSE '{UPDATE}' END "
         "WHEN 'debezium' THEN CASE "
         f"  WHEN __null_value THEN '{DELETE}' "
         f"  WHEN try_variant_get(__payload, '$.op', 'string') IN ('c', 'r') THEN '{INSERT}' "
@@ -227,7 +243,7 @@ def classify(envelopes: DataFrame, models: CdcModels) -> DataFrame:
     kinds = computed_once(kinds).selectExpr(
         "*",
         # The row image the key is read from and, for inserts and updates, the row itself.
-        "CASE __contract WHEN 'partial' THEN __parsed_value "
+        "CASE __contract WHEN 'partial' THEN __partial_row "
         f"WHEN 'debezium' THEN CASE WHEN __kind = '{DELETE}' THEN variant_get(__payload, '$.before') "
         "  ELSE variant_get(__payload, '$.after') END "
         "WHEN 'event' THEN variant_get(__parsed_value, '$.data') END AS __row",

@@ -79,6 +79,13 @@ CASES = {
     record(PARTIAL, {"id": 90, "email": "x", "__deleted": "true"}, '{"id": 90}', T, 90): ("deletes", "90", "delete", None, None),
     record(PARTIAL, json.dumps({"id": 91, "__deleted": True}), "91", T, 91): ("deletes", "91", "delete", None, None),
     record(PARTIAL, {"id": 92, "__deleted": "false"}, "92", T, 92): ("history", "92", "update", {"id": 92, "__deleted": "false"}, None),
+    # Kafka Connect's JSON envelope (schemas.enable): exactly an object `schema` and the row, or null, as `payload`
+    record(PARTIAL, {"schema": {"type": "struct"}, "payload": {"id": 93, "email": "y"}}, "93", T, 93): ("history", "93", "update", {"id": 93, "email": "y"}, None),
+    record(PARTIAL, json.dumps({"schema": {"type": "struct"}, "payload": None}), "94", T, 94): ("deletes", "94", "delete", None, None),
+    record(PARTIAL, {"schema": {"type": "struct"}, "payload": {"id": 95, "__deleted": "true"}}, "95", T, 95): ("deletes", "95", "delete", None, None),
+    record(PARTIAL, {"schema": "public", "payload": {"a": 1}}, "96", T, 96): ("history", "96", "update", {"schema": "public", "payload": {"a": 1}}, None),
+    record(PARTIAL, {"schema": {}, "payload": {"a": 1}, "id": 97}, "97", T, 97): ("history", "97", "update", {"schema": {}, "payload": {"a": 1}, "id": 97}, None),
+    record(PARTIAL, {"schema": {"type": "struct"}, "payload": [1]}, "98", T, 98): ("history", "98", "update", {"schema": {"type": "struct"}, "payload": [1]}, None),
     record(PARTIAL, "hello", "9", T, 9): ("bad", None, None, None, "invalid_value"),
     # debezium: c and r insert, u updates, d deletes; wrapped or bare; tombstones delete the Kafka key
     record(DEBEZIUM, {"payload": {"op": "c", "before": None, "after": {"id": 10, **ROW}}}, '{"id": 10}', T, 10): ("history", "10", "insert", {"id": 10, **ROW}, None),
