@@ -112,6 +112,10 @@ def test_how_each_topic_is_read_declared_topics_first_then_ignored_patterns():
         ("models:\n  m:\n    id: []\n    topics: [{topic: t, contract: event}]\n", "a list of field names"),
         ("models:\n  m:\n    id: [a, 2]\n    topics: [{topic: t, contract: event}]\n", "a list of field names"),
         ("models:\n  m:\n    id: [a, b, A]\n    topics: [{topic: t, contract: event}]\n", "names a field twice"),
+        (
+            "models:\n  m:\n    id: [a, b, c, d, e, f, g, h, i]\n    topics: [{topic: t, contract: event}]\n",
+            "more than 8",
+        ),
         ("models:\n  m:\n    id: [a, b]\n    topics: [{topic: t, contract: event, id_field: x}]\n", "of ['t']"),
         ("models:\n  m:\n    topics: [{topic: t, contract: event, id_field: [x, y]}]\n", "1 column(s) ['id']"),
         (
