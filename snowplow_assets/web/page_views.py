@@ -1,8 +1,11 @@
-"""Page views: one row per page_view event's page view id (the `web_page` context), with engaged time.
+"""Page views: one row per page view id (the `web_page` context), owned by one session, with engaged time.
 
-- A page view belongs to the session of its page_view event. If its id has several page_view events in the
-  session, the earliest by (event time, event_id) is the page view; a page_view event without a web_page
-  context has no id and makes no page view.
+- A page view id belongs to one session: the session of its earliest page_view event by (event time,
+  event_id, then session_id), and that event is the page view. dbt-snowplow-web deduplicates page views by
+  page_view_id the same way. A page_view event whose id an earlier one owns makes no page view, so it counts
+  in no session's page views, index or engaged time: an id is one page view wherever it is seen again (a bot
+  replaying page views, a server-side tracker that sets the id itself, a synthetic duplicate's copy in
+  another session). A page_view event without a web_page context has no id and makes no page view.
 - Page pings count toward the page view with the same id *in the same session*: a tab left open past the
   session timeout pings into a new session, and counting those pings in both would make a page view's
   engaged time depend on which sessions a run happened to build together.
@@ -12,11 +15,22 @@
 - start is the page_view event's time, end the latest of it and its pings; the index is the position in
   the session by (start, event_id), from 1.
 - `collector_tstamp` is the page_view event's, so a table can be compared with a model's last_success.
+
+Ownership across runs (`owners`). A run builds the page views of the sessions it rebuilds, but an id may
+already be held by a row of a session it does not rebuild. The run's page views and those rows compete: the
+earliest owns the id, as in one run over every event. A held row that loses is removed, the other rows of
+its session are indexed again, and the sessions and users models of the run count its session again. An
+owner only gets earlier, so a session that lost an id never wins it back. Held rows are looked for in the
+days the page-views upsert rewrites (`upsert_lookback_days` before the run's earliest session event; the
+read the upsert makes anyway): an id seen again further apart keeps one row per holder, as dbt-snowplow-web's
+upsert, which deletes within its lookback alone, keeps them too, and `unique_keys` reports it. (Until
+2026-11-28 an id was a page view per session: two rows of one key when one run built both sessions.)
 """
 
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from snowplow_assets.web.upsert import TableSpec
 from snowplow_assets.web.variables import PAGE_VIEWS
@@ -28,10 +42,17 @@ PAGE_VIEWS_TABLE = TableSpec(
     "page_view_in_session_index INT, page_url STRING, page_title STRING, collector_tstamp TIMESTAMP, "
     "start_tstamp TIMESTAMP, end_tstamp TIMESTAMP, page_pings BIGINT, engaged_time_in_s BIGINT",
 )
+INDEX = "page_view_in_session_index"
+# A page view before it is indexed in its session: what `session_page_views` builds and `owners` compares.
+UNINDEXED = [column for column in PAGE_VIEWS_TABLE.columns if column != INDEX]
+# Which of two rows of one id owns it: the earlier page_view event. The session decides only between copies of
+# one event_id, which no tracker sends to two sessions.
+_OWNER_ORDER = "start_tstamp, event_id, session_id"
 
 
-def page_views(events: DataFrame, heartbeat: int, min_visit_length: int) -> DataFrame:
-    """Page view rows from session events (`session_id`, `domain_userid`, `event`, `event_time`, `ping_time`…).
+def session_page_views(events: DataFrame, heartbeat: int, min_visit_length: int) -> DataFrame:
+    """Each session's page view of every id it has a page_view event of, from session events (`session_id`,
+    `domain_userid`, `event`, `event_time`, `ping_time`…); not yet owned (`owners`) nor indexed (`indexed`).
 
     Written as window functions over (session_id, page_view_id) rather than aggregations and joins, so input
     partitioned by session_id is never shuffled again.
@@ -51,7 +72,6 @@ def page_views(events: DataFrame, heartbeat: int, min_visit_length: int) -> Data
         "event_id",
         "session_id",
         "domain_userid",
-        "row_number() OVER (PARTITION BY session_id ORDER BY event_time, event_id) AS page_view_in_session_index",
         "page_url",
         "page_title",
         "collector_tstamp",
@@ -60,3 +80,33 @@ def page_views(events: DataFrame, heartbeat: int, min_visit_length: int) -> Data
         "CAST(page_pings AS BIGINT) AS page_pings",
         f"CAST({engaged} AS BIGINT) AS engaged_time_in_s",
     )
+
+
+def owners(candidates: DataFrame, held: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """The candidates (session_page_views of the sessions a run rebuilds) that own their id against each other
+    and against `held`, the table's rows of those ids in sessions the run does not rebuild; and the held rows
+    that lose their id, whose sessions lose a page view (module doc). Both in UNINDEXED columns."""
+    contest = candidates.select(*UNINDEXED, F.lit(False).alias("_held")).unionByName(
+        held.select(*UNINDEXED, F.lit(True).alias("_held"))
+    )
+    ranked = contest.withColumn(
+        "_owner", F.expr(f"row_number() OVER (PARTITION BY page_view_id ORDER BY {_OWNER_ORDER}) = 1")
+    )
+    owned = ranked.where("_owner AND NOT _held").select(*UNINDEXED)
+    lost = ranked.where("_held AND NOT _owner").select(*UNINDEXED)
+    return owned, lost
+
+
+def indexed(rows: DataFrame) -> DataFrame:
+    """Page views (UNINDEXED columns), each one numbered in its session by (start, event_id): table rows."""
+    return rows.withColumn(
+        INDEX, F.expr("row_number() OVER (PARTITION BY session_id ORDER BY start_tstamp, event_id)")
+    ).select(*PAGE_VIEWS_TABLE.columns)
+
+
+def page_views(events: DataFrame, heartbeat: int, min_visit_length: int) -> DataFrame:
+    """Page view rows of the sessions of `events` when no other session holds any of their ids: one run over
+    every event."""
+    candidates = session_page_views(events, heartbeat, min_visit_length)
+    owned, _ = owners(candidates, candidates.limit(0))
+    return indexed(owned)

@@ -47,10 +47,10 @@ from snowplow_assets.web.events import (
     select_run_folders,
     timestamp_sql,
 )
-from snowplow_assets.web.page_views import PAGE_VIEWS_TABLE, page_views
+from snowplow_assets.web.page_views import PAGE_VIEWS_TABLE, UNINDEXED, indexed, owners, session_page_views
 from snowplow_assets.web.quarantine import QUARANTINE, frozen_sessions, newly_quarantined
 from snowplow_assets.web.run_limits import RunLimits, advance_last_success, format_timestamp, run_limits
-from snowplow_assets.web.sessions import SESSIONS_TABLE, sessions
+from snowplow_assets.web.sessions import SESSIONS_TABLE, recounted, sessions
 from snowplow_assets.web.sessions_lifecycle import LIFECYCLE, merge_lifecycle, touched_sessions
 from snowplow_assets.web.upsert import (
     PARTITION,
@@ -140,6 +140,9 @@ class WebRun:
             USERS: self._users,
         }
         self._results: dict[str, ModelResult] = {}
+        # The page views that sessions not rebuilt lost to earlier ones of this run's sessions, if any, when the
+        # page-views model ran (page_views.py): the sessions and users models count those sessions again.
+        self._lost_page_views: DataFrame | None = None
 
     def __enter__(self) -> WebRun:
         return self
@@ -353,16 +356,79 @@ class WebRun:
         events = self.session_events.join(F.broadcast(frozen), "session_id", "left_anti").repartition("session_id")
         return events, frozen
 
+    @cached_property
+    def _page_view_candidates(self) -> DataFrame:
+        """session_page_views of the sessions the derived models build, staged: both models weigh them."""
+        events, _ = self._events_for_models()
+        candidates = session_page_views(events, self.variables.heartbeat, self.variables.min_visit_length)
+        path = self.fs.spark_path(f"{self.staging}/page_view_candidates")
+        candidates.write.parquet(path)
+        return self.spark.read.schema(candidates.schema).parquet(path)
+
+    @property
+    def _page_views_floor(self) -> date | None:
+        """The first day the page-views upsert rewrites, where rows holding an id are looked for (page_views.py)."""
+        earliest = self._session_scan[1]
+        return day_floor(earliest, self.variables.upsert_lookback_days) if earliest else None
+
+    def _held_page_views(self, rebuilt: DataFrame) -> DataFrame:
+        """The page-views table's rows of the candidates' ids in sessions other than `rebuilt`, from the floor."""
+        floor = self._page_views_floor
+        if floor is None:  # no session events, so no candidates
+            return self.spark.createDataFrame([], PAGE_VIEWS_TABLE.table_schema)
+        ids = self._page_view_candidates.select("page_view_id")
+        table = read_table(self.spark, self.fs, self.lake, PAGE_VIEWS_TABLE, since=floor)
+        return table.join(ids, "page_view_id", "left_semi").join(rebuilt, "session_id", "left_anti")
+
+    def _stage(self, name: str, rows: DataFrame) -> DataFrame:
+        path = self.fs.spark_path(f"{self.staging}/{name}")
+        rows.write.parquet(path)
+        return self.spark.read.schema(rows.schema).parquet(path)
+
     def _page_views(self, _previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
         events, _ = self._events_for_models()
-        rows = page_views(events, self.variables.heartbeat, self.variables.min_visit_length)
-        return self._from_session_events(PAGE_VIEWS_TABLE, rows, F.sum("page_pings").alias("page_pings")), {}
+        rebuilt = events.select("session_id").distinct()
+        # Staged: the upsert rewrites the table they come from.
+        held = self._stage("page_views_held", self._held_page_views(rebuilt))
+        owned, lost = owners(self._page_view_candidates, held)
+        lost = self._stage("page_views_lost", lost.select("page_view_id", "session_id", "domain_userid"))
+        moved = lost.count()
+        self._lost_page_views = lost if moved else None
+        metric = F.sum("page_pings").alias("page_pings")
+        if held.isEmpty():
+            report = self._from_session_events(PAGE_VIEWS_TABLE, indexed(owned), metric)
+            return report, {"page_views_moved": moved}
+        # The sessions holding the ids keep their other page views, indexed again without the ones they lost.
+        since = day_floor(self._page_views_floor, self.variables.max_session_days)  # type: ignore[arg-type]
+        kept = (
+            read_table(self.spark, self.fs, self.lake, PAGE_VIEWS_TABLE, since=since)
+            .join(held.select("session_id").distinct(), "session_id", "left_semi")
+            .join(lost, ["page_view_id", "session_id"], "left_anti")
+            .select(*UNINDEXED)
+        )
+        # Those rows may start before the session events: the upsert finds the earliest day itself.
+        report = self._upsert(PAGE_VIEWS_TABLE, indexed(owned.unionByName(kept)), metric)
+        return report, {"page_views_moved": moved}
 
     def _sessions(self, _previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
         events, _ = self._events_for_models()
-        views = page_views(events, self.variables.heartbeat, self.variables.min_visit_length)
-        rows = sessions(events, views, self.variables.heartbeat)
-        return self._from_session_events(SESSIONS_TABLE, rows, F.sum("total_events").alias("events")), {}
+        # Weighed against the page-views table as the page-views model left it: the same owners as it found.
+        owned, _ = owners(self._page_view_candidates, self._held_page_views(events.select("session_id").distinct()))
+        rows = sessions(events, owned, self.variables.heartbeat)
+        metric = F.sum("total_events").alias("events")
+        lost = self._lost_page_views
+        if lost is None:
+            return self._from_session_events(SESSIONS_TABLE, rows, metric), {}
+        since = day_floor(self._page_views_floor, self.variables.max_session_days)  # type: ignore[arg-type]
+        losing = lost.select("session_id").distinct()
+        table = read_table(self.spark, self.fs, self.lake, SESSIONS_TABLE, since=since).join(
+            losing, "session_id", "left_semi"
+        )
+        views = read_table(self.spark, self.fs, self.lake, PAGE_VIEWS_TABLE, since=since).join(
+            losing, "session_id", "left_semi"
+        )
+        rows = rows.unionByName(recounted(table, views, self.variables.heartbeat))
+        return self._upsert(SESSIONS_TABLE, rows, metric), {}
 
     def _users(self, _previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
         # A late event that is earlier than a session's first event hands the session to that event's user.
@@ -370,12 +436,12 @@ class WebRun:
         # session's events: rebuilding the users of every event rebuilds that one too, or removes its row
         # when it has no session left.
         events = self.session_events
-        touched = (
-            events.select("domain_userid")
-            .union(events.select(F.col("event_domain_userid").alias("domain_userid")))
-            .where(F.col("domain_userid").isNotNull())
-            .distinct()
+        touched = events.select("domain_userid").union(
+            events.select(F.col("event_domain_userid").alias("domain_userid"))
         )
+        if self._lost_page_views is not None:  # a session that lost a page view changes its user's counts
+            touched = touched.union(self._lost_page_views.select("domain_userid"))
+        touched = touched.where(F.col("domain_userid").isNotNull()).distinct()
         # A user's row covers all of the user's sessions, however old (dbt-snowplow-web's users model reads
         # them from the user's first session on, and upserts users without a lookback): the earliest of
         # their current rows and of this run's sessions bounds both the sessions read and the days rewritten.

@@ -2,7 +2,7 @@
 
 from datetime import datetime, timedelta
 
-from snowplow_assets.web.page_views import page_views
+from snowplow_assets.web.page_views import UNINDEXED, owners, page_views, session_page_views
 from snowplow_assets.web.sessions import sessions
 from snowplow_assets.web.sessions_lifecycle import merge_lifecycle, touched_sessions
 from snowplow_assets.web.users import users
@@ -148,3 +148,37 @@ def test_page_views_sessions_and_users(spark):
     user_rows = {r.domain_userid: tuple(r) for r in users(table).collect()}
     assert user_rows["u"] == ("u", s(50), s(200), "s3", "s2", 3, 4, 35)
     assert user_rows["v"] == ("v", s(0), s(10), "s4", "s4", 1, 2, 0)
+
+
+def test_an_id_belongs_to_its_earliest_page_view_among_the_sessions_built_and_those_held(spark):
+    """owners(): within the candidates, the earliest by (start, event_id) owns an id; a held row (a session not
+    rebuilt) owns it when it is earlier, and loses it, to be removed, when a candidate is."""
+    events = spark.createDataFrame(
+        [
+            event("a1", "page_view", 10, session="a", page_view="tie"),
+            event("b1", "page_view", 10, session="b", page_view="tie"),  # same start: a1 < b1
+            event("a2", "page_view", 20, session="a", page_view="held-earlier"),
+            event("b2", "page_view", 30, session="b", page_view="run-earlier"),
+            event("b3", "page_view", 40, session="b", page_view="own"),
+        ],
+        EVENTS,
+    )
+    candidates = session_page_views(events, heartbeat=10, min_visit_length=5)
+    held_rows = [("held-earlier", "h1", 5, "h"), ("run-earlier", "h2", 35, "h"), ("other", "h3", 0, "h")]
+    held = candidates.limit(0).unionByName(
+        spark.createDataFrame(
+            [
+                (view, event_id, session, "user-h", "u", "t", s(at), s(at), s(at), 0, 0)
+                for view, event_id, at, session in held_rows
+            ],
+            candidates.schema,
+        )
+    )
+    owned, lost = owners(candidates, held)
+    assert sorted((r.page_view_id, r.event_id) for r in owned.collect()) == [
+        ("own", "b3"),
+        ("run-earlier", "b2"),
+        ("tie", "a1"),
+    ]
+    assert [(r.page_view_id, r.event_id) for r in lost.collect()] == [("run-earlier", "h2")]
+    assert lost.columns == UNINDEXED

@@ -406,6 +406,47 @@ def test_the_run_that_quarantines_a_session_builds_it_with_its_late_events_up_to
     assert [row[0] for row in three_cases[QUARANTINED_SESSIONS][0]] == [uid("q")]
 
 
+def test_a_page_view_id_seen_in_several_sessions_is_one_page_view_of_the_earliest(spark, tmp_path):
+    """A page view id belongs to the session of its earliest page_view event, within a run and across runs
+    (page_views.py): r1 and r2 share P in one run; a late event of `late`, collected hours after h1 is built but
+    timed (derived_tstamp) before h1's page view, takes Q from h1, which is not rebuilt and counts one page
+    view less, as its user does; `again`, later, sees P and Q once more and gets neither. The runs pass every
+    check, unique_keys and page_view_counts_agree among them, and end as one run over the same events."""
+    at = ts("2026-03-01 10:00:00")
+    shared = lambda name, session, user, moment, view, **kw: Event(name, moment, session, user, page_view=view, **kw)  # noqa: E731
+    tables = runs_against_one_full_run(spark, tmp_path, VARIABLES, [
+        ({"run=2026-03-01-11-00-00": [
+            shared("r1/p", "r1", "ur1", at, "P"),
+            *page_view("r2/own", "r2", "ur2", at + m(12)),
+            shared("r2/p", "r2", "ur2", at + m(10), "P"),
+            Event("r2/p/ping", at + m(10.5), "r2", "ur2", event="page_ping", page_view="P"),
+            shared("h1/q", "h1", "uh", at + m(30), "Q"),
+            *page_view("h1/other", "h1", "uh", at + m(31)),
+        ]}, at + H),
+        ({"run=2026-03-02-06-30-00": [Event("other", at + 20 * H, "other", "uo")]}, at + 21 * H),
+        ({"run=2026-03-02-07-30-00": [
+            shared("late/q", "late", "ul", at + 21 * H, "Q", derived=at + m(29)),
+        ]}, at + 22 * H),
+        ({"run=2026-03-02-10-30-00": [
+            shared("again/p", "again", "ua", at + D, "P"),
+            shared("again/q", "again", "ua", at + D + m(1), "Q"),
+            *page_view("again/own", "again", "ua", at + D + m(2)),
+        ]}, at + D + H),
+    ])  # fmt: skip
+    for model in (PAGE_VIEWS, SESSIONS, USERS):
+        after_runs, full_run = tables[model]
+        assert after_runs == full_run, model
+    views = {row[0]: row for row in tables[PAGE_VIEWS][0]}
+    assert len(views) == len(tables[PAGE_VIEWS][0])
+    assert (views[uid("P")][1:3], views[uid("P")][10]) == ((uid("r1/p"), uid("r1")), 0)  # r2's ping is not P's
+    assert views[uid("Q")][1:3] == (uid("late/q"), uid("late"))
+    assert views[uid("h1/other")][4] == 1  # first in h1 now that Q is gone
+    sessions = {row[0]: row[4] for row in tables[SESSIONS][0]}
+    assert (sessions[uid("r1")], sessions[uid("r2")], sessions[uid("h1")], sessions[uid("again")]) == (1, 1, 1, 1)
+    users = {row[0]: row[6] for row in tables[USERS][0]}
+    assert (users[uid("uh")], users[uid("ul")], users[uid("ua")]) == (1, 1, 1)
+
+
 def test_a_run_killed_in_a_day_swap_loses_no_row_and_the_next_run_catches_up(spark, tmp_path):
     """Killed once sessions moved the old day aside: page views have their new last_success, sessions and users
     keep theirs. The next run reads the whole old day back, with s1, whose events are before its window, catches
