@@ -13,11 +13,14 @@ current time; `run_limits` turns them into one window for every model of the run
 Sessions touched by a window: the lifecycle folds the window's valid events in; the derived models then
 build every session whose lifecycle span [start, end] overlaps the window, from all of its valid events
 up to its end (at most its cap) and the upper limit. Those events are read once per run, staged, and shared
-by page views and sessions; every user those events name is rebuilt from all of the user's sessions in the
-sessions table. Because a session is always rebuilt from all of its events, and a user from all of its
-sessions, the tables do not depend on how the events were split into runs, as long as an event lands in the
-lake before the window has moved more than `lookback_window_hours` past its collector_tstamp (a quarantined
-session takes no event collected after its cap: quarantine.py).
+by page views and sessions; a page view id that a session not built holds goes to the earlier of the two
+(page_views.py), and sessions count the page views of the page-views table (sessions.py), so a session whose
+page views changed is counted again. Every user those events name, or whose session was counted again, is
+rebuilt from all of the user's sessions in the sessions table. Because a session is always rebuilt from all
+of its events, and a user from all of its sessions, the tables do not depend on how the events were split
+into runs, as long as an event lands in the lake before the window has moved more than
+`lookback_window_hours` past its collector_tstamp (a quarantined session takes no event collected after its
+cap: quarantine.py).
 """
 
 from __future__ import annotations
@@ -140,9 +143,9 @@ class WebRun:
             USERS: self._users,
         }
         self._results: dict[str, ModelResult] = {}
-        # The page views that sessions not rebuilt lost to earlier ones of this run's sessions, if any, when the
-        # page-views model ran (page_views.py): the sessions and users models count those sessions again.
-        self._lost_page_views: DataFrame | None = None
+        # Sessions whose page views changed while their events did not (sessions.recounted), when the sessions
+        # model counted some again in this run: the users model rebuilds their users.
+        self._recounted_sessions: DataFrame | None = None
 
     def __enter__(self) -> WebRun:
         return self
@@ -391,44 +394,51 @@ class WebRun:
         # Staged: the upsert rewrites the table they come from.
         held = self._stage("page_views_held", self._held_page_views(rebuilt))
         owned, lost = owners(self._page_view_candidates, held)
-        lost = self._stage("page_views_lost", lost.select("page_view_id", "session_id", "domain_userid"))
-        moved = lost.count()
-        self._lost_page_views = lost if moved else None
+        lost = self._stage("page_views_lost", lost.select("page_view_id", "session_id"))
+        counts = {"page_views_moved": lost.count()}
         metric = F.sum("page_pings").alias("page_pings")
         if held.isEmpty():
-            report = self._from_session_events(PAGE_VIEWS_TABLE, indexed(owned), metric)
-            return report, {"page_views_moved": moved}
+            return self._from_session_events(PAGE_VIEWS_TABLE, indexed(owned), metric), counts
         # The sessions holding the ids keep their other page views, indexed again without the ones they lost.
-        since = day_floor(self._page_views_floor, self.variables.max_session_days)  # type: ignore[arg-type]
         kept = (
-            read_table(self.spark, self.fs, self.lake, PAGE_VIEWS_TABLE, since=since)
+            read_table(self.spark, self.fs, self.lake, PAGE_VIEWS_TABLE, since=self._holders_since)
             .join(held.select("session_id").distinct(), "session_id", "left_semi")
             .join(lost, ["page_view_id", "session_id"], "left_anti")
             .select(*UNINDEXED)
         )
         # Those rows may start before the session events: the upsert finds the earliest day itself.
-        report = self._upsert(PAGE_VIEWS_TABLE, indexed(owned.unionByName(kept)), metric)
-        return report, {"page_views_moved": moved}
+        return self._upsert(PAGE_VIEWS_TABLE, indexed(owned.unionByName(kept)), metric), counts
 
-    def _sessions(self, _previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
+    @property
+    def _holders_since(self) -> date | None:
+        """The first day of a session that can hold a page view row from _page_views_floor on: sessions end
+        within max_session_days of their start. The sessions model looks for sessions to count again from there."""
+        floor = self._page_views_floor
+        return day_floor(floor, self.variables.max_session_days) if floor else None
+
+    def _sessions(self, previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
         events, _ = self._events_for_models()
-        # Weighed against the page-views table as the page-views model left it: the same owners as it found.
-        owned, _ = owners(self._page_view_candidates, self._held_page_views(events.select("session_id").distinct()))
-        rows = sessions(events, owned, self.variables.heartbeat)
         metric = F.sum("total_events").alias("events")
-        lost = self._lost_page_views
-        if lost is None:
-            return self._from_session_events(SESSIONS_TABLE, rows, metric), {}
-        since = day_floor(self._page_views_floor, self.variables.max_session_days)  # type: ignore[arg-type]
-        losing = lost.select("session_id").distinct()
-        table = read_table(self.spark, self.fs, self.lake, SESSIONS_TABLE, since=since).join(
-            losing, "session_id", "left_semi"
+        since = self._holders_since
+        if since is None:  # no session events
+            return self._upsert(SESSIONS_TABLE, self.spark.createDataFrame([], SESSIONS_TABLE.schema), metric), {}
+        # The page views as the page-views model left them, collected up to the last_success this run gives
+        # sessions, the bound of page_view_counts_agree: the page-views model may be ahead (sessions.py).
+        up_to, _ = self._last_success(previous)
+        views = read_table(self.spark, self.fs, self.lake, PAGE_VIEWS_TABLE, since=since).where(
+            f"collector_tstamp <= {timestamp_sql(up_to or self.limits.upper)}"
         )
-        views = read_table(self.spark, self.fs, self.lake, PAGE_VIEWS_TABLE, since=since).join(
-            losing, "session_id", "left_semi"
+        built = sessions(events, views, self.variables.heartbeat)
+        others = read_table(self.spark, self.fs, self.lake, SESSIONS_TABLE, since=since).join(
+            events.select("session_id").distinct(), "session_id", "left_anti"
         )
-        rows = rows.unionByName(recounted(table, views, self.variables.heartbeat))
-        return self._upsert(SESSIONS_TABLE, rows, metric), {}
+        # Staged: the upsert rewrites the table they come from.
+        again = self._stage("sessions_recounted", recounted(others, views, self.variables.heartbeat))
+        counted_again = again.count()
+        self._recounted_sessions = again.select("domain_userid") if counted_again else None
+        # Counted-again rows may start before the session events: the upsert finds the earliest day itself.
+        report = self._upsert(SESSIONS_TABLE, built.unionByName(again.select(*SESSIONS_TABLE.columns)), metric)
+        return report, {"sessions_counted_again": counted_again}
 
     def _users(self, _previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
         # A late event that is earlier than a session's first event hands the session to that event's user.
@@ -439,8 +449,8 @@ class WebRun:
         touched = events.select("domain_userid").union(
             events.select(F.col("event_domain_userid").alias("domain_userid"))
         )
-        if self._lost_page_views is not None:  # a session that lost a page view changes its user's counts
-            touched = touched.union(self._lost_page_views.select("domain_userid"))
+        if self._recounted_sessions is not None:  # their page views changed, and so their users' counts
+            touched = touched.union(self._recounted_sessions)
         touched = touched.where(F.col("domain_userid").isNotNull()).distinct()
         # A user's row covers all of the user's sessions, however old (dbt-snowplow-web's users model reads
         # them from the user's first session on, and upserts users without a lookback): the earliest of

@@ -3,7 +3,7 @@
 from datetime import datetime, timedelta
 
 from snowplow_assets.web.page_views import UNINDEXED, owners, page_views, session_page_views
-from snowplow_assets.web.sessions import sessions
+from snowplow_assets.web.sessions import recounted, sessions
 from snowplow_assets.web.sessions_lifecycle import merge_lifecycle, touched_sessions
 from snowplow_assets.web.users import users
 
@@ -182,3 +182,23 @@ def test_an_id_belongs_to_its_earliest_page_view_among_the_sessions_built_and_th
     ]
     assert [(r.page_view_id, r.event_id) for r in lost.collect()] == [("run-earlier", "h2")]
     assert lost.columns == UNINDEXED
+
+
+def test_sessions_whose_page_views_changed_are_counted_again_and_only_those(spark):
+    """recounted(): a sessions-table row is counted again from the page-views rows of its session when its
+    page_views or engaged time differ; start, end, user and total_events stay the row's."""
+    table = spark.createDataFrame(
+        [
+            ("lost-one", "u", s(0), s(90), 2, 20, 7, True, "d"),  # one of its two page views went elsewhere
+            ("same", "v", s(0), s(10), 1, 5, 3, False, "d"),
+            ("lost-all", "w", s(0), s(10), 1, 5, 2, False, "d"),
+        ],
+        "session_id STRING, domain_userid STRING, start_tstamp TIMESTAMP, end_tstamp TIMESTAMP, page_views BIGINT, "
+        "engaged_time_in_s BIGINT, total_events BIGINT, is_engaged BOOLEAN, start_date STRING",
+    )
+    views = spark.createDataFrame([("lost-one", 15), ("same", 5)], "session_id STRING, engaged_time_in_s BIGINT")
+    rows = {r.session_id: tuple(r) for r in recounted(table, views, heartbeat=10).collect()}
+    assert rows == {
+        "lost-one": ("lost-one", "u", s(0), s(90), 1, 15, 7, False),
+        "lost-all": ("lost-all", "w", s(0), s(10), 0, 0, 2, False),
+    }

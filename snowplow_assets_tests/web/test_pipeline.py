@@ -447,6 +447,44 @@ def test_a_page_view_id_seen_in_several_sessions_is_one_page_view_of_the_earlies
     assert (users[uid("uh")], users[uid("ul")], users[uid("ua")]) == (1, 1, 1)
 
 
+def test_a_page_view_the_page_views_model_has_not_seen_does_not_stop_sessions_catching_up(spark, tmp_path):
+    """Sessions count the page views the page-views table holds (sessions.py). A run builds page views without
+    sessions (a failure, or a launchpad subset); then s/b lands, collected between s's page views, within the
+    lookback. The catch-up run rebuilds s from its events, which hold s/b, while page views, ahead, is not built:
+    counted from the events, s had four page views against three rows, the blocking check failed, users never
+    caught up, and the window never moved again. Now every check passes, the next standard run adds s/b to
+    both, and the tables are one full run's."""
+    fs = LocalFileSystem()
+    lake, full_lake = Lake(str(tmp_path / "incremental")), Lake(str(tmp_path / "full"))
+    batches = {
+        "run=2026-03-01-09-00-00": [*page_view("s/a", "s", "u1", T0), *page_view("s/c", "s", "u1", T0 + m(30))],
+        "run=2026-03-01-12-00-00": page_view("s/d", "s", "u1", T0 + 3 * H),
+        "run=2026-03-01-13-00-00": page_view("s/b", "s", "u1", T0 + 2 * H),  # late
+    }
+    schedule = [(list(batches)[:1], T0 + H, MODELS), (list(batches)[1:2], T0 + 4 * H, MODELS[:3]),
+                (list(batches)[2:], T0 + 5 * H, MODELS), ([], T0 + 6 * H, MODELS)]  # fmt: skip
+    manifest: dict = {}
+    states, page_view_counts = [], []
+    for landed, now, models in schedule:
+        for run in landed:
+            write_shredded_run(lake, run, batches[run])
+        with WebRun(spark, fs, lake, VARIABLES, MODELS, manifest, now) as web:
+            states.append(web.limits.state)
+            manifest.update({model: web.build(model).last_success for model in models})
+            failed = [c for model in models for c in web.check(model) if not c.passed]
+        assert not failed, failed
+        page_view_counts.append({row[0]: row[4] for row in table_rows(spark, lake, SESSIONS)}[uid("s")])
+    assert states == [RunState.FIRST_RUN, RunState.STANDARD, RunState.OUT_OF_SYNC, RunState.STANDARD]
+    assert page_view_counts == [2, 2, 3, 4]  # s/b counts once the page-views model has it
+    for run, events in batches.items():
+        write_shredded_run(full_lake, run, events)
+    with WebRun(spark, fs, full_lake, VARIABLES, MODELS, {}, schedule[-1][1]) as web:
+        for model in MODELS:
+            web.build(model)
+    for model in MODELS:
+        assert table_rows(spark, lake, model) == table_rows(spark, full_lake, model), model
+
+
 def test_a_run_killed_in_a_day_swap_loses_no_row_and_the_next_run_catches_up(spark, tmp_path):
     """Killed once sessions moved the old day aside: page views have their new last_success, sessions and users
     keep theirs. The next run reads the whole old day back, with s1, whose events are before its window, catches

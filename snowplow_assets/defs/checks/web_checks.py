@@ -32,7 +32,8 @@ WEB_CHECK_SPECS = [
         QUARANTINED_SESSIONS_FROZEN,
         asset=web_asset_key(SESSIONS),
         blocking=True,
-        description="No session already quarantined and built up to its cap was rebuilt in this run.",
+        description="No page view of a session in the quarantined sessions table was collected after the session's "
+        "capped end.",
     ),
 ]
 
