@@ -45,7 +45,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from snowplow_assets.events import parse, shred, templates
 from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_INDEX, EnrichedField, FieldType
-from snowplow_assets.events.iglu import IGLU_URI_PATTERN, MAX_SCHEMA_URI_LENGTH
+from snowplow_assets.events.iglu import ENTITY_SCHEMA_PATTERN, MAX_SCHEMA_URI_LENGTH
 from snowplow_assets.events.output_folders import ENTITY_FOLDER, RECORD_TYPE
 from snowplow_assets.events.sql import identifier
 from snowplow_assets.jvm import CANONICAL_LINE_CLASS, CANONICAL_LINE_SPEC_CLASS
@@ -108,7 +108,7 @@ def function_spec() -> str:
         "fields": [_field_spec(f) for f in ENRICHED_FIELDS],
         "split_at": event_id,
         "pick": [FIELD_INDEX[name] for name in _PICKED],
-        "entity_schema": IGLU_URI_PATTERN,
+        "entity_schema": ENTITY_SCHEMA_PATTERN,
         "entity_schema_max_length": MAX_SCHEMA_URI_LENGTH,
         # Each entity's line and folder, in shredding order, from the templates SQL renders them from too
         # (shred.py, output_folders.py); the function knows an entity's values (shred.ENTITY_VALUES) by name,

@@ -16,6 +16,15 @@ IGLU_URI_PATTERN = (
 )
 _IGLU_URI = re.compile(IGLU_URI_PATTERN)
 
+# The shredder's own schema: it adds a context of it to each event it renames (shred.DUPLICATE_SCHEMA), and in
+# its output such a context is what says that an event was renamed, and from which id (output_checks.py,
+# manifest/populate.py). An input entity of this vendor and name makes its line bad, so that nothing else says
+# so: counted as a rename, it failed the blocking check of the run folder for good, and the event manifest's
+# back-fill took the event for another (until 2026-11-28).
+SHREDDER_DUPLICATE_PREFIX = "iglu:com.snowplowanalytics.snowplow/duplicate/"
+# An input entity's schema URI: a valid Iglu URI, and not the shredder's own.
+ENTITY_SCHEMA_PATTERN = "^(?!" + re.escape(SHREDDER_DUPLICATE_PREFIX) + ")" + IGLU_URI_PATTERN.removeprefix("^")
+
 # The longest schema URI an entity may have to be shredded. Its type's folders are named after its parts
 # (output_folders.py), and a file system's name is at most 255 bytes: the longest, written while the job runs
 # (`folder=shredded-types~vendor~name~format~version`), is 17 more than the URI, whose characters are ASCII.

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from pyspark.sql import DataFrame
 
 from snowplow_assets.events.enriched_schema import ENRICHED_FIELDS, FIELD_COUNT, EnrichedField, FieldType
-from snowplow_assets.events.iglu import IGLU_URI_PATTERN, MAX_SCHEMA_URI_LENGTH
+from snowplow_assets.events.iglu import IGLU_URI_PATTERN, MAX_SCHEMA_URI_LENGTH, SHREDDER_DUPLICATE_PREFIX
 from snowplow_assets.events.sql import case, identifier, literal, named_struct
 from snowplow_assets.patterns import END
 from snowplow_assets.strict_json import (
@@ -265,7 +265,8 @@ def _beyond_double_in_data(data: str, raw: str) -> str:
 
 def _entity_error(sdj: str, object_sdj: str, raw: str) -> str:
     """Why an entity is unusable, or null: it is null, has no valid Iglu URI, one too long to name its
-    type's folders (iglu.py), data that is no JSON object, or data with a number a double cannot hold.
+    type's folders, the shredder's own (iglu.py), data that is no JSON object, or data with a number a
+    double cannot hold.
     `object_sdj` is the entity in the field's second reading, `raw` the field's text."""
     schema = f"{sdj}.schema"
     return case(
@@ -275,11 +276,19 @@ def _entity_error(sdj: str, object_sdj: str, raw: str) -> str:
             f"format_string('entity schema \\'%s\\' is not a valid Iglu URI', coalesce({schema}, ''))",
         ),
         (f"length({schema}) > {MAX_SCHEMA_URI_LENGTH}", f"format_string({literal(_TOO_LONG)}, {schema})"),
+        (
+            f"startswith({schema}, {literal(SHREDDER_DUPLICATE_PREFIX)})",
+            f"format_string({literal(_RESERVED)}, {schema})",
+        ),
         (f"{object_sdj}.data IS NULL", _not_an_object(schema)),
         (_beyond_double_in_data(f"{sdj}.data", raw), literal(_BEYOND_DOUBLE_IN_DATA)),
     )
 
 
+_RESERVED = (
+    "entity schema '%s' is the shredder's own: it adds such a context to each event it renames as a synthetic "
+    "duplicate, and no input event may carry one (iglu.py)"
+)
 _TOO_LONG = f"entity schema '%s' is longer than {MAX_SCHEMA_URI_LENGTH} characters, too long to name its type's folders"
 
 

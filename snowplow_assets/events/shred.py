@@ -14,12 +14,14 @@ the final id in is a cheap concatenation (output_pass.py).
 from __future__ import annotations
 
 from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS, EnrichedField, FieldType
+from snowplow_assets.events.iglu import SHREDDER_DUPLICATE_PREFIX
 from snowplow_assets.events.parse import ENTITY_TYPE, JSON_WRAPPERS
 from snowplow_assets.events.sql import identifier, literal, named_struct
 from snowplow_assets.events.templates import Template, Value
 
 TIMESTAMP_FORMAT = "yyyy-MM-dd HH:mm:ss.SSS"
 DUPLICATE_SCHEMA = "iglu:com.snowplowanalytics.snowplow/duplicate/jsonschema/1-0-0"
+assert DUPLICATE_SCHEMA.startswith(SHREDDER_DUPLICATE_PREFIX), "no input entity may carry the shredder's own"
 
 # Entity kinds as the completion marker names them.
 SELF_DESCRIBING_EVENT = "SELF_DESCRIBING_EVENT"

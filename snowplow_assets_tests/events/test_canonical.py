@@ -94,6 +94,9 @@ BAD = [
     event_line(v_etl=None),
     event_line(contexts='{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-0","data":[{"x":1}]}'),
     event_line(unstruct_event="{not json"),
+    event_line(
+        contexts=WRAPPER % '[{"schema":"iglu:com.snowplowanalytics.snowplow/duplicate/jsonschema/1-0-0","data":{}}]'
+    ),
     event_line(event_id="c6ef3124-b53a-4b13-a233-0088f79dcbcb\u2028"),
     event_line(br_cookies="1\u0085"),
     # Doubles beyond a double's range, entity data that is a JSON string, a schema URI too long for a folder.

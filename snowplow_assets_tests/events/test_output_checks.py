@@ -14,7 +14,11 @@ import shutil
 from pathlib import Path
 
 from snowplow_assets.events.output_checks import check_shredded_output
+from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
+from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
+from snowplow_assets_tests.conftest import write_run_folder
+from snowplow_assets_tests.events.builders import event_line
 from snowplow_assets_tests.events.test_shred_batch import RUN
 
 
@@ -66,3 +70,24 @@ def without_original(line: str) -> str:
 def naming_itself(line: str) -> str:
     root = json.loads(line)["hierarchy"]["rootId"]
     return re.sub(r'"originalEventId":"[^"]*"', f'"originalEventId":"{root}"', line)
+
+
+def test_an_input_event_carrying_the_shredders_own_context_is_a_bad_row_and_every_check_passes(spark, tmp_path):
+    """Counted as a rename, it failed renamed_events_have_duplicate_context with nothing renamed, and the
+    blocking check withdrew the folder's marker on every run (iglu.SHREDDER_DUPLICATE_PREFIX)."""
+    lake = Lake(str(tmp_path / "lake"))
+    own = (
+        '{"schema":"iglu:com.snowplowanalytics.snowplow/contexts/jsonschema/1-0-1","data":[{"schema":'
+        '"iglu:com.snowplowanalytics.snowplow/duplicate/jsonschema/1-0-0","data":{"originalEventId":'
+        '"aaaaaaaa-0000-4000-8000-00000000000a"}}]}'
+    )
+    lines = [
+        event_line(event_id="eeeeeeee-0000-4000-8000-00000000000e", contexts=own),
+        event_line(event_id="ffffffff-0000-4000-8000-00000000000f"),
+    ]
+    write_run_folder(lake, RUN, lines)
+    report = shred_run_folder(spark, LocalFileSystem(), lake, RUN, ShredOptions())
+    assert (report.good, report.bad, report.renamed) == (1, 1, 0)
+    results = outcomes(spark, report)
+    assert all(o.passed for o in results.values()), results
+    assert results["renamed_events_have_duplicate_context"].metadata["duplicate_contexts"] == 0

@@ -160,6 +160,7 @@ def _x_event(data: str) -> str:
 
 _BEYOND = "a number in an entity's data is out of the range of a double"
 _TEXT_AFTER = "invalid JSON: text after the self-describing JSON"
+_OWN = "is the shredder's own: it adds such a context to each event it renames"
 INVALID_JSON = [
     (field, text, message, line(event_line(**{field: text})))
     for field, text, message in [
@@ -245,6 +246,16 @@ INVALID_JSON = [
         ),
         ("unstruct_event", _x_event("{}") + "}", _TEXT_AFTER),
         ("derived_contexts", _x_context("{}") + "]", _TEXT_AFTER),
+        # The shredder's own duplicate context, in any version and field: only the shredder may add one.
+        *(
+            (field, text.replace(_X, f"iglu:com.snowplowanalytics.snowplow/duplicate/jsonschema/{version}"), _OWN)
+            for field, text in (
+                ("contexts", _x_context('{"originalEventId":"c6ef3124-b53a-4b13-a233-0088f79dcbcb"}')),
+                ("derived_contexts", _x_context("{}")),
+                ("unstruct_event", _x_event("{}")),
+            )
+            for version in ("1-0-0", "2-0-0")
+        ),
     ]
 ]
 
