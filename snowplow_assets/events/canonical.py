@@ -56,7 +56,9 @@ from snowplow_assets.patterns import END
 _MONTH_DAY = r"(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31"
 
 CANONICAL_PATTERNS: dict[FieldType, str] = {
-    FieldType.UUID: parse.UUID_PATTERN,
+    # In lower case, as the full parser writes a UUID (parse.py): an id in upper case is rewritten, and so the
+    # same event as its lower-case copy to deduplication and the event manifest (until 2026-11-28 two events).
+    FieldType.UUID: r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}" + END,
     # Nine digits at most: every such number fits in 32 bits.
     FieldType.INT: r"^(0|-?[1-9][0-9]{0,8})" + END,
     FieldType.TIMESTAMP: rf"^[1-9][0-9]{{3}}-({_MONTH_DAY}) ([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{{3}}{END}",

@@ -147,7 +147,8 @@ def _typed_value(field: EnrichedField) -> str:
         case FieldType.STRING:
             return raw
         case FieldType.UUID:
-            return f"CASE WHEN {raw} RLIKE {literal(UUID_PATTERN)} THEN {raw} END"
+            # One event in either case, as Snowplow's own shredder reads the id (a java.util.UUID) and writes it.
+            return f"CASE WHEN {raw} RLIKE {literal(UUID_PATTERN)} THEN lower({raw}) END"
         case FieldType.INT:
             return f"CASE WHEN {raw} RLIKE {literal(INT_PATTERN)} THEN try_cast({raw} AS INT) END"
         case FieldType.DOUBLE:

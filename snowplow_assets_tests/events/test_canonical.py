@@ -26,7 +26,7 @@ CANONICAL = [
     event_line(txn_id="0", domain_sessionidx="-123456789", dvce_screenwidth="999999999"),
     event_line(true_tstamp="2024-12-31 23:59:59.999", dvce_sent_tstamp="1000-01-01 00:00:00.000"),
     event_line(collector_tstamp="2026-04-30 00:00:00.000", derived_tstamp="2026-01-31 12:00:00.000"),
-    event_line(event_id="C6EF3124-B53A-4B13-A233-0088F79DCBCB", br_cookies="1", br_features_pdf="0"),
+    event_line(event_id="c6ef3124-b53a-4b13-a233-0088f79dcbcb", br_cookies="1", br_features_pdf="0"),
     event_line(event="unstruct", unstruct_event=link_click("https://shop.example.com/sale"), contexts=None),
     event_line(derived_contexts=None, event_fingerprint=None, etl_tstamp=None),
     event_line(page_title='tabs\\tand "quotes" and ünïcödé stay as written'),
@@ -63,6 +63,7 @@ OTHER_FORMS = [
     event_line(true_tstamp="2026-03-01 10:00:00.5"),
     event_line(etl_tstamp="2024-02-29 10:00:00.000"),  # a real date, but a pattern cannot tell leap years
     event_line(txn_id="+5"),
+    event_line(event_id="C6EF3124-B53A-4B13-A233-0088F79DCBCB"),  # written in lower case
     event_line(txn_id="007"),
     event_line(txn_id="-0"),
     event_line(domain_sessionidx="1234567890"),

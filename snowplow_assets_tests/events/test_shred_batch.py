@@ -275,6 +275,22 @@ def test_gzip_input_parts_hidden_and_marker_files_and_gzip_output(spark, lake, f
     assert json.loads(Path(lake.shredding_complete(RUN)).read_text())["data"]["compression"] == "GZIP"
 
 
+def test_an_event_id_in_upper_case_is_the_same_event_written_in_lower_case(spark, lake, fs):
+    """Snowplow's shredder reads event_id as a UUID: in either case one event, written in lower case. Until
+    2026-11-28 the two copies were two events (and two keys of the event manifest)."""
+    upper = event_line(event_id=ID_A.upper(), event_fingerprint="fpA", etl_tstamp="2026-03-01 10:06:00.000")
+    renamed = event_line(event_id=ID_C.upper(), event_fingerprint="fpC2")
+    write_run_folder(lake, RUN, [A, upper, C1, renamed])
+    report = shred_run_folder(spark, fs, lake, RUN)
+    assert (report.good, report.removed, report.renamed) == (3, 1, 2)  # both events of ID_C are renamed
+    ids = [line.split("\t")[6] for line in read_lines(Path(lake.shredded_good(RUN)) / "atomic-events")]
+    assert ID_A in ids and all(i == i.lower() for i in ids)
+    entity_roots = [
+        json.loads(line)["hierarchy"]["rootId"] for line in read_lines(Path(lake.shredded_good(RUN)) / "shredded-types")
+    ]
+    assert entity_roots and all(root == root.lower() for root in entity_roots)
+
+
 def test_rerun_replaces_output_and_is_deterministic_and_dedup_switched_off_keeps_duplicates(spark, lake, fs):
     """One series of shreds of the same run folder proves:
     - a rerun writes the same output, renamed ids included;

@@ -41,12 +41,12 @@ public final class CanonicalForms {
     return check.accepts(text, 0, text.length());
   }
 
-  /** 8-4-4-4-12 hexadecimal digits, either case. */
+  /** 8-4-4-4-12 hexadecimal digits in lower case, as the full parser writes every UUID. */
   static boolean isUuid(CharSequence t, int start, int end) {
     if (end - start != 36) return false;
     for (int i = 0; i < 36; i++) {
       char c = t.charAt(start + i);
-      boolean ok = (i == 8 || i == 13 || i == 18 || i == 23) ? c == '-' : isHex(c);
+      boolean ok = (i == 8 || i == 13 || i == 18 || i == 23) ? c == '-' : isLowerHex(c);
       if (!ok) return false;
     }
     return true;
@@ -145,7 +145,7 @@ public final class CanonicalForms {
     return c >= '0' && c <= '9';
   }
 
-  private static boolean isHex(char c) {
-    return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  private static boolean isLowerHex(char c) {
+    return isDigit(c) || (c >= 'a' && c <= 'f');
   }
 }
