@@ -46,13 +46,14 @@ FULL_REFRESH = {"ops": {"build_web_models": {"config": {"full_refresh": True}}}}
 
 
 def materialize(
-    instance, lake: Lake, models: str = ",".join(MODELS), selection=MODELS, run_config=None
+    instance, lake: Lake, models: str = ",".join(MODELS), selection=MODELS, run_config=None, **variables: int
 ) -> dg.ExecuteInProcessResult:
-    """A run of the step; `selection` is model names, or an AssetSelection as the launchpad makes one."""
+    """A run of the step; `selection` is model names, or an AssetSelection as the launchpad makes one;
+    `variables` are web variables other than their defaults."""
     resources = {
         "lake": LakeResource(root=lake.root),
         "spark": LazyPySparkResource(spark_config=spark_session_config(TEST_SPARK_CONFIG)),
-        "web": WebModelsResource(models=models, start_date="2026-03-01"),
+        "web": WebModelsResource(models=models, start_date="2026-03-01", **variables),
     }
     selection = selection if isinstance(selection, dg.AssetSelection) else keys(selection)
     return dg.materialize([build_web_models], selection=selection, resources=resources, instance=instance,
