@@ -18,8 +18,8 @@
 
 Ownership across runs (`owners`). A run builds the page views of the sessions it rebuilds, but an id may
 already be held by a row of a session it does not rebuild. The run's page views and those rows compete: the
-earliest owns the id, as in one run over every event. A held row that loses is removed, the other rows of
-its session are indexed again, and the sessions and users models of the run count its session again. An
+earliest owns the id, as in one run over every event. A held row that loses is replaced by the owner's, the
+other rows of its session are indexed again, and the sessions model counts its session again (sessions.py). An
 owner only gets earlier, so a session that lost an id never wins it back. Held rows are looked for in the
 days the page-views upsert rewrites (`upsert_lookback_days` before the run's earliest session event; the
 read the upsert makes anyway): an id seen again further apart keeps one row per holder, as dbt-snowplow-web's
@@ -102,11 +102,3 @@ def indexed(rows: DataFrame) -> DataFrame:
     return rows.withColumn(
         INDEX, F.expr("row_number() OVER (PARTITION BY session_id ORDER BY start_tstamp, event_id)")
     ).select(*PAGE_VIEWS_TABLE.columns)
-
-
-def page_views(events: DataFrame, heartbeat: int, min_visit_length: int) -> DataFrame:
-    """Page view rows of the sessions of `events` when no other session holds any of their ids: one run over
-    every event."""
-    candidates = session_page_views(events, heartbeat, min_visit_length)
-    owned, _ = owners(candidates, candidates.limit(0))
-    return indexed(owned)

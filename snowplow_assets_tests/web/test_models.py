@@ -2,7 +2,7 @@
 
 from datetime import datetime, timedelta
 
-from snowplow_assets.web.page_views import UNINDEXED, owners, page_views, session_page_views
+from snowplow_assets.web.page_views import UNINDEXED, indexed, owners, session_page_views
 from snowplow_assets.web.sessions import recounted, sessions
 from snowplow_assets.web.sessions_lifecycle import merge_lifecycle, touched_sessions
 from snowplow_assets.web.users import users
@@ -107,6 +107,13 @@ SESSION_EVENTS = [
     event("y1", "page_view", 200, session="c", page_view="p1"),
     event("y2", "page_view", 210, session="c", page_view="p2"),
 ]
+
+
+def page_views(events, heartbeat, min_visit_length):
+    """The page views of one run over every event: no other session holds an id."""
+    candidates = session_page_views(events, heartbeat, min_visit_length)
+    owned, _ = owners(candidates, candidates.limit(0))
+    return indexed(owned)
 
 
 def test_page_views_sessions_and_users(spark):
