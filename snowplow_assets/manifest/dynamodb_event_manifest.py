@@ -6,6 +6,13 @@ item). An id claim is an item whose `eventId` is `id:<event_id>` and whose `fing
 eventId is always a UUID, so a claim can never collide with a pair. `create_table` makes the table with
 TTL enabled on `ttl`.
 
+**Long fingerprints.** DynamoDB refuses a range key longer than 1,024 bytes. Enrich's fingerprints are
+hashes of 32 to 128 characters, but `event_fingerprint` is free text: a longer one is keyed by its SHA-256,
+`sha256:<64 hex digits>`, and kept whole in the attribute `fingerprintText`, which lookups read back. Until
+2026-11-28 its put failed validation on every attempt, and its event was a `loader_runtime_error` bad row on
+every run of its batch. (A fingerprint of 1,024 bytes or less that is itself `sha256:` and the digest of a
+longer fingerprint of the same event id would be taken for it; nothing writes one.)
+
 **Check-and-set.** Every key is written with
 
     ConditionExpression = "(attribute_not_exists(eventId) AND attribute_not_exists(fingerprint))
@@ -42,6 +49,7 @@ written, so a rerun once the manifest works starts clean.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import threading
 import time
@@ -269,14 +277,28 @@ def _backoff(config: DynamoDbConfig, attempt: int) -> None:
 
 
 def _item(event_id: str, fingerprint: str | None, run: str, etl_time: int, ttl: int) -> dict[str, dict[str, str]]:
-    key = (event_id, fingerprint) if fingerprint is not None else (CLAIM_PREFIX + event_id, CLAIM_FINGERPRINT)
-    return {
+    key = (
+        (event_id, _range_key(fingerprint)) if fingerprint is not None else (CLAIM_PREFIX + event_id, CLAIM_FINGERPRINT)
+    )
+    item = {
         "eventId": {"S": key[0]},
         "fingerprint": {"S": key[1]},
         "etlTime": {"N": str(etl_time)},
         TTL_ATTRIBUTE: {"N": str(ttl)},
         "run": {"S": run},
     }
+    if fingerprint is not None and key[1] != fingerprint:
+        item[FINGERPRINT_TEXT] = {"S": fingerprint}
+    return item
+
+
+RANGE_KEY_LIMIT = 1024  # bytes of UTF-8: DynamoDB's limit on a range key's value
+FINGERPRINT_TEXT = "fingerprintText"  # a long fingerprint, whole (module doc)
+
+
+def _range_key(fingerprint: str) -> str:
+    text = fingerprint.encode("utf-8")
+    return fingerprint if len(text) <= RANGE_KEY_LIMIT else "sha256:" + hashlib.sha256(text).hexdigest()
 
 
 def _put(client: Any, config: DynamoDbConfig, item: dict[str, dict[str, str]], now: int) -> tuple[str, str | None, int]:
@@ -421,7 +443,7 @@ def _batch_get(client: Any, config: DynamoDbConfig, keys: list[dict[str, dict[st
 
 
 def _entry_row(item: dict[str, dict[str, str]]) -> tuple:
-    event_id, fingerprint = item["eventId"]["S"], item["fingerprint"]["S"]
+    event_id, fingerprint = item["eventId"]["S"], item.get(FINGERPRINT_TEXT, item["fingerprint"])["S"]
     if event_id.startswith(CLAIM_PREFIX):
         event_id, fingerprint = event_id.removeprefix(CLAIM_PREFIX), None
     number = lambda name: int(item[name]["N"]) if name in item else None  # noqa: E731

@@ -1,3 +1,4 @@
+import hashlib
 import itertools
 import json
 from datetime import date, datetime, timezone
@@ -230,3 +231,25 @@ def test_items_follow_the_snowplow_table_design(scenario, moto_server):
     assert claim["run"] == {"S": B1} and claim["ttl"] == pair["ttl"]
     ttl = client.describe_time_to_live(TableName=table)["TimeToLiveDescription"]
     assert (ttl["TimeToLiveStatus"], ttl["AttributeName"]) == ("ENABLED", "ttl")
+
+
+def test_a_fingerprint_beyond_dynamodbs_range_key_limit_is_keyed_by_its_digest_and_read_back_whole(
+    spark, lake, fs, moto_server
+):
+    """DynamoDB refuses a range key over 1,024 bytes: such a fingerprint was a put that failed on every run, its
+    event a runtime-error bad row for good. A later batch's copy of the event is now dropped like any other."""
+    table = new_table(moto_server, "long-fingerprints")
+    manifest = DynamoDbEventManifest(table, fs, clock=MovableClock(NOW))
+    long = "é" * 600  # 1,200 bytes of UTF-8
+    write_run_folder(lake, RUN, [line(HEALTHY, long, ETL)])
+    first = shred_run_folder(spark, fs, lake, RUN, ShredOptions(event_manifest=manifest))
+    assert (first.good, first.runtime_errors) == (1, 0)
+    client = boto3.client("dynamodb", region_name=REGION, endpoint_url=moto_server)
+    [item] = [i for i in client.scan(TableName=table.table)["Items"] if i["eventId"]["S"] == HEALTHY]
+    digest = hashlib.sha256(long.encode()).hexdigest()
+    assert (item["fingerprint"]["S"], item["fingerprintText"]["S"]) == (f"sha256:{digest}", long)
+    later = "run=2026-03-01-11-00-00"
+    write_run_folder(lake, later, [line(HEALTHY, long, "2026-03-01 11:05:00.000")])
+    second = shred_run_folder(spark, fs, lake, later, ShredOptions(event_manifest=manifest))
+    assert (second.good, second.removed, second.runtime_errors) == (0, 1, 0)
+    assert check_batch_against_manifest(spark, fs, lake, manifest, first, claim_ids=True).passed
