@@ -4,6 +4,6 @@ Pure Python, no dagster import. `records.py` holds the semantics; the records th
 Dagster's event log and run storage by `snowplow_assets/defs/manifests/processing_manifest.py`.
 """
 
-from snowplow_assets.processing.records import Item, Record, State, derive_item
+from snowplow_assets.processing.records import NEVER_STARTED, Item, Record, State, derive_item
 
-__all__ = ["Item", "Record", "State", "derive_item"]
+__all__ = ["NEVER_STARTED", "Item", "Record", "State", "derive_item"]

@@ -25,7 +25,10 @@ failure once it ends; the sensors never start one (`may_start`).
 3. a `Resolved` record refers to anything but the record that put the item in its current `Failed` or
    `Skipped` state (including when a run holds the lock at that moment);
 4. two runs processed the item at the same time: the intervals from `Processing` to its close overlap.
-   (Runs still queued or running are not compared: one of them may legitimately wait for the other.)
+   (Runs still queued or running are not compared: one of them may legitimately wait for the other. Nor is a
+   run that ended without ever starting, its `Processing` record marked `NEVER_STARTED`: cancelled while it
+   waited in the queue behind the other, it processed nothing. Until 2026-11-28 it made the item invalid for
+   good.)
 
 An invalid item is never started by an application: something wrote records by hand, or two writers
 raced, and an operator should look (`skip` it to park it). The state of an invalid item is still derived
@@ -51,6 +54,8 @@ class State(StrEnum):
 
 
 CLOSING = (State.PROCESSED, State.FAILED)
+# In a Processing record's payload: its run ended without ever starting (contradiction 4).
+NEVER_STARTED = "never_started"
 CLEARABLE = (State.FAILED, State.SKIPPED)
 # Applications may start processing an item only from these states (and only if it is valid).
 STARTABLE = (State.NEW, State.RESOLVED)
@@ -236,7 +241,9 @@ def _overlaps(by_id: Mapping[str, Record], closed: Mapping[str, Record]) -> list
         (
             (by_id[opened].time, closing.time, by_id[opened])
             for opened, closing in closed.items()
-            if by_id[opened].time is not None and closing.time is not None
+            if by_id[opened].time is not None
+            and closing.time is not None
+            and not by_id[opened].payload.get(NEVER_STARTED)
         ),
         key=lambda interval: (interval[0], interval[1], interval[2].id),
     )

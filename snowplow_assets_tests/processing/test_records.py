@@ -1,6 +1,6 @@
 import pytest
 
-from snowplow_assets.processing import Record, State, derive_item
+from snowplow_assets.processing import NEVER_STARTED, Record, State, derive_item
 
 ITEM = "enriched/run=2026-03-01-10-00-00"
 
@@ -122,6 +122,12 @@ def test_contradictions_make_an_item_invalid_and_unstartable(records, problem):
     assert not item.valid and not item.may_start
     assert any(problem in p for p in item.problems), item.problems
     assert item.why_not_startable().startswith(f"{ITEM} is invalid")
+
+
+def test_a_run_that_never_started_overlaps_no_run():
+    queued = Record("run:b:processing", ITEM, "shred_enriched_run", "b", 12, State.PROCESSING, {NEVER_STARTED: True})
+    item = derive_item(ITEM, [new(), processing("a", 10), queued, close("b", 15, State.FAILED), close("a", 20)])
+    assert item.valid and item.state == State.PROCESSED, item.problems
 
 
 def test_back_to_back_runs_do_not_overlap_and_queued_runs_are_not_compared():

@@ -39,7 +39,7 @@ from dagster._core.remote_representation.code_location import is_implicit_asset_
 from snowplow_assets.defs.manifests.dagster_storage import DagsterStorage, StoredOutput, StoredRun, epoch
 from snowplow_assets.defs.partitions import cdc_landings, enriched_runs
 from snowplow_assets.lake import CDC_LANDING_FOLDER, RUN_FOLDER
-from snowplow_assets.processing import Item, Record, State, derive_item
+from snowplow_assets.processing import NEVER_STARTED, Item, Record, State, derive_item
 
 # How operator records are written as observations (operator_actions.py) and read back here.
 MANIFEST_ACTION = "manifest_action"
@@ -246,10 +246,21 @@ class ProcessingManifest:
         opened = f"run:{run.run_id}:processing"
         start = run.started if run.started is not None else epoch(run.created)
         head = _head(kind, run)
+        ended = run.status in (_SUCCESS, _FAILURE, _CANCELED)
+        # A run that ended without starting (cancelled in the queue) processed nothing (records.py, contradiction 4).
+        never_started = {NEVER_STARTED: True} if ended and run.started is None else {}
         records = [
-            Record(opened, item_id, application, run.run_id, start, State.PROCESSING, {**head, "status": run.status})
+            Record(
+                opened,
+                item_id,
+                application,
+                run.run_id,
+                start,
+                State.PROCESSING,
+                {**head, "status": run.status, **never_started},
+            )
         ]
-        if run.status not in (_SUCCESS, _FAILURE, _CANCELED):
+        if not ended:
             return records
         end = run.ended if run.ended is not None else epoch(run.updated)
         output = materialised.get((name, run.run_id))

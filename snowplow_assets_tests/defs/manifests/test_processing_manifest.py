@@ -16,8 +16,8 @@ from snowplow_assets.defs.manifests.processing_manifest import (
     parse_item,
     read_manifest,
 )
-from snowplow_assets.processing import State
-from snowplow_assets_tests.defs.manifest_runs import create_run, fail, report, start
+from snowplow_assets.processing import NEVER_STARTED, State
+from snowplow_assets_tests.defs.manifest_runs import SHREDDED_TYPES, create_run, fail, report, start
 from snowplow_assets_tests.defs.manifests.every_state import (
     BROKEN,
     DONE,
@@ -168,6 +168,27 @@ def test_runs_failed_or_canceled_from_outside_are_failed_with_their_message(memo
     assert items[failed_name].current.payload["message"] == "its process is gone"
     canceled_reason = items[canceled_name].current.payload["message"]
     assert canceled_reason == "This run has been marked as canceled from outside the execution context."
+
+
+def test_a_run_cancelled_in_the_queue_behind_the_items_run_processed_nothing_and_overlaps_nothing(memory_instance, job):
+    """A second run of the item waits in the queue (Dagster's limit on runs of one partition) and is cancelled
+    before it starts, while the first shreds the item. Dated from its creation to its cancellation, inside the
+    first run, it made the item invalid for good (until 2026-11-28); it processed nothing."""
+    instance, name = memory_instance, "run=2026-03-09-02-00-00"
+    instance.add_dynamic_partitions("enriched_runs", [name])
+    first = create_run(instance, job, name)
+    start(instance, first)
+    queued = create_run(instance, job, name)
+    instance.report_run_canceled(queued, "a duplicate, cancelled by the operator")
+    shredded = dg.AssetMaterialization(SHREDDED_TYPES, partition=name)
+    materialised = StepMaterializationData(shredded)
+    report(instance, first, DagsterEventType.ASSET_MATERIALIZATION, step_key="shred", event_specific_data=materialised)
+    report(instance, first, DagsterEventType.RUN_SUCCESS)
+    item = ProcessingManifest(instance).item(RUN_FOLDERS, name)
+    assert item.valid, item.problems
+    assert item.state is State.PROCESSED and item.may_start is False
+    never_started = [r for r in item.records if r.run_id == queued.run_id and r.state is State.PROCESSING]
+    assert [r.payload.get(NEVER_STARTED) for r in never_started] == [True]
 
 
 def test_a_plan_naming_a_range_holds_each_item_of_the_range(job, memory_instance, monkeypatch):
