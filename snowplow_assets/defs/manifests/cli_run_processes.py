@@ -32,8 +32,15 @@ CLI_HOST_TAG = "snowplow/cli_host"
 CLI_PROCESS_TAG = "snowplow/cli_process"
 
 # Every status a run has before it records its end; a CLI run is never queued, but one killed between its
-# creation and its start stays NOT_STARTED.
-_IN_FLIGHT = [dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
+# creation and its start stays NOT_STARTED. CANCELING: the UI's Terminate of a CLI run reports it, then finds
+# no process it can reach and leaves it so; until 2026-11-28 such a run whose process died stayed CANCELING,
+# its item Processing and its pool slot taken, wherever no daemon's run monitoring ended it.
+_IN_FLIGHT = [
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+]
 
 
 def cli_run_tags() -> dict[str, str]:

@@ -37,6 +37,9 @@ def test_the_sensor_fails_the_runs_of_cli_processes_that_died_and_frees_their_sl
     try:
         with dg.DagsterInstance.get() as instance:
             assert tick(instance) == "no run of a snowplow-assets process that has ended", "both still run"
+            # Terminate in the UI marks a CLI run CANCELING and can do no more; its process then dies. (A run
+            # still STARTED is swept alike: cli/test_abandoned_runs.py.)
+            instance.report_run_canceling(instance.get_run_by_id(dead_run), "Terminate clicked in the UI")
             dead.send_signal(signal.SIGKILL)
             dead.wait()
             assert not can_shred(instance, NEXT), "the dead run's step holds the pool's one slot"
