@@ -91,14 +91,18 @@ def still_being_written(fs: LakeFileSystem, folder: str, now: float, ready_after
 
     For a run about to read a folder that a sensor found ready earlier: the run may start hours later, and
     by then the folder may be written again (deleted and landed again under its name, or a copy under way
-    that a tick took for complete). A folder without data files and uploads is not this function's business
-    (None): its job reads it as empty, and says so."""
+    that a tick took for complete); and for `process --run` and `--ingest`, which name a folder. A folder
+    without data files, uploads or staged files is not this function's business (None): its job reads it as
+    empty, and says so. One whose only files are a writer's staged ones (`_temporary/…`) is a folder being
+    written: read as empty, it was marked Processed and its data, once moved into place, never read (until
+    2026-11-28)."""
     uploads = fs.uploads_in_progress(folder)
     if uploads:
         return f"{len(uploads)} file(s) still being uploaded: {shown([path_below(folder, u) for u in uploads])}"
     files = fs.list_files(folder)
     if not data_files(folder, files):
-        return None
+        staged = [path_below(folder, f) for f in files if "/" in path_below(folder, f)]
+        return f"no data files yet, only a writer's staged files: {shown(staged)}" if staged else None
     ready, why = readiness(folder, files, now, ready_after_seconds)
     return None if ready else why
 

@@ -75,6 +75,18 @@ def test_process_refuses_a_named_folder_that_is_not_ready_and_starts_nothing(lak
         assert RUN not in instance.get_dynamic_partitions("enriched_runs")
 
 
+def test_process_refuses_a_named_folder_holding_only_a_writers_staged_files(lake, dagster_home, monkeypatch):
+    """Read as empty, it was marked Processed and its data, once moved into place, never shredded."""
+    monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
+    staged = Path(lake.enriched_run(RUN)) / "_temporary" / "0" / "part-00000"
+    staged.parent.mkdir(parents=True)
+    staged.write_text("\n".join(GOLDEN_INPUT) + "\n")
+    result = CliRunner().invoke(main, ["process", "--run", RUN])
+    assert result.exit_code == 1
+    assert f"run folder {RUN} is not ready: no data files yet, only a writer's staged files" in result.output
+    assert shred_runs(dagster_home) == []
+
+
 @pytest.mark.parametrize("name", ["../etc", "run=2026"])
 def test_process_rejects_bad_folder_names(lake, dagster_home, monkeypatch, name):
     monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
