@@ -17,7 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.shared_spark_server import DEFAULT_IDLE_MINUTES, SharedServer, default_shared_server_root
 from snowplow_assets.storage.s3 import spark_s3_config
-from snowplow_assets.web.variables import parse_models
+from snowplow_assets.web.variables import WebVariables, parse_models
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LAKE = PROJECT_ROOT / "lake"
@@ -245,6 +245,33 @@ class Settings(BaseSettings):
     def _web_models_are_known_and_complete(cls, web_models: str) -> str:
         parse_models(web_models)
         return web_models
+
+    @field_validator("s3_endpoint_url")
+    @classmethod
+    def _endpoint_is_a_url(cls, endpoint: str | None) -> str | None:
+        if endpoint and not re.match(r"https?://[^/\s]", endpoint):
+            raise ValueError("an http:// or https:// URL, e.g. http://localhost:4566")
+        return endpoint or None
+
+    @field_validator("cdc_batch_cron")
+    @classmethod
+    def _cron_is_valid(cls, cron: str) -> str:
+        from dagster._utils.schedules import is_valid_cron_string  # the schedule's own rule, only when checked
+
+        if not is_valid_cron_string(cron):
+            raise ValueError("a cron schedule of five fields, e.g. */30 * * * *")
+        return cron
+
+    @model_validator(mode="after")
+    def _web_variables_hold(self) -> Settings:
+        """The web variables by WebVariables' own rules (upper bounds, one against another), named by their
+        settings: until 2026-11-28 they failed when the definitions loaded, after `process` had registered."""
+        try:
+            WebVariables.from_settings(self)
+        except ValueError as error:
+            name, _, rest = str(error).partition(" ")
+            raise ValueError(f"SNOWPLOW_WEB_{name.upper()} {rest}") from None
+        return self
 
     @model_validator(mode="after")
     def _absolute_lake(self) -> Settings:

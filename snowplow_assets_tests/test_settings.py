@@ -129,6 +129,23 @@ def test_web_models_are_checked_when_the_settings_are_read(monkeypatch):
         assert Settings().web_models == models
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("SNOWPLOW_CDC_BATCH_CRON", "every half hour", "SNOWPLOW_CDC_BATCH_CRON: a cron schedule of five fields"),
+        ("SNOWPLOW_S3_ENDPOINT_URL", "localhost:4566", "SNOWPLOW_S3_ENDPOINT_URL: an http:// or https:// URL"),
+        ("SNOWPLOW_WEB_BACKFILL_LIMIT_DAYS", "99999999", "SNOWPLOW_WEB_BACKFILL_LIMIT_DAYS must be at most 3652058"),
+        ("SNOWPLOW_WEB_SESSION_LOOKBACK_DAYS", "2", "SNOWPLOW_WEB_SESSION_LOOKBACK_DAYS (2) must be at least"),
+    ],
+)
+def test_settings_whose_use_would_fail_later_are_refused_when_read(monkeypatch, variable, value, message):
+    """Until 2026-11-28 these passed the settings and failed loading the definitions, after `process` had
+    registered new folders, with a traceback that did not name the variable."""
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(InvalidSettings, match=re.escape(message)):
+        Settings()
+
+
 def test_each_wrong_setting_is_named_by_its_variable(monkeypatch):
     monkeypatch.setenv("SNOWPLOW_SPARK_CONF", "{spark.master: local}")
     with pytest.raises(InvalidSettings) as raised:
