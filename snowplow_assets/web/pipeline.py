@@ -361,12 +361,11 @@ class WebRun:
 
     @cached_property
     def _page_view_candidates(self) -> DataFrame:
-        """session_page_views of the sessions the derived models build, staged: both models weigh them."""
+        """session_page_views of the sessions the derived models build, staged: their ids find the held rows,
+        and then they compete with them."""
         events, _ = self._events_for_models()
         candidates = session_page_views(events, self.variables.heartbeat, self.variables.min_visit_length)
-        path = self.fs.spark_path(f"{self.staging}/page_view_candidates")
-        candidates.write.parquet(path)
-        return self.spark.read.schema(candidates.schema).parquet(path)
+        return self._stage("page_view_candidates", candidates)
 
     @property
     def _page_views_floor(self) -> date | None:
