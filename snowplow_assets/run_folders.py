@@ -54,7 +54,7 @@ from __future__ import annotations
 import re
 from collections.abc import Container, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from snowplow_assets.shown import shown
 from snowplow_assets.storage import FileEntry, LakeFileSystem, data_files, is_data_file, path_below
@@ -69,6 +69,7 @@ class NewRunFolders:
     waiting: list[str]  # new but not ready yet
     ignored: list[str]  # folders whose names do not match the pattern (run=YYYY-MM-DD-hh-mm-ss for run folders)
     more: bool  # ready folders beyond `limit` remain for the next call
+    unreadable: dict[str, str]  # new folders whose listing failed (a sub-folder's permissions): name -> error
 
 
 def readiness(folder: str, files: Iterable[FileEntry], now: float, ready_after_seconds: float) -> tuple[bool, str]:
@@ -126,7 +127,7 @@ def find_new_folders(
     """Sub-folders of `parent_uri` not in `known` whose names match `pattern`, split into ready and waiting
     (folders without data files wait too): one whole scan, as `snowplow-assets process` makes it."""
     scan = scan_folders(fs, parent_uri, known, now, ready_after_seconds, limit, pattern)
-    return NewRunFolders(ready=scan.ready, waiting=scan.waiting + scan.empty, ignored=scan.ignored, more=scan.more)
+    return NewRunFolders(scan.ready, scan.waiting + scan.empty, scan.ignored, scan.more, scan.unreadable)
 
 
 @dataclass(frozen=True)
@@ -140,13 +141,15 @@ class FolderScan:
     listed: int  # folders the listing returned
     registered: int = 0  # of them, folders registered already (not opened)
     unexamined: int = 0  # of them, unregistered folders after where `limit` stopped the scan, left for later
+    unreadable: dict[str, str] = field(default_factory=dict)  # of them, folders whose listing failed: name -> error
 
     def summary(self) -> str:
         """Where every listed folder went, in counts that add up to `listed`."""
         return (
             f"{self.listed} folders: {len(self.ready)} new and ready, {len(self.waiting)} not ready yet, "
-            f"{len(self.empty)} without data files, {len(self.ignored)} whose names do not fit, "
-            f"{self.registered} registered already, {self.unexamined} left for the next ticks"
+            f"{len(self.empty)} without data files, {len(self.unreadable)} unreadable, "
+            f"{len(self.ignored)} whose names do not fit, {self.registered} registered already, "
+            f"{self.unexamined} left for the next ticks"
         )
 
 
@@ -179,17 +182,24 @@ def scan_folders(
     `examine_at_most` bounds the unregistered folders opened, in name order, as `limit` bounds the ready
     ones: folders after the bound are left for later scans like those after `limit`. A sensor's tick must end
     within Dagster's timeout whatever was copied in; see folder_discovery.FOLDERS_EXAMINED_PER_TICK.
+
+    A folder whose listing fails with an OSError (a sub-folder its owner's permissions keep from this user) is
+    `unreadable`, with the error: it holds the cursor back like a waiting one, and the other folders go on
+    (until 2026-11-28 it failed the whole scan, and so every sensor tick, until someone mended it).
     """
     entries = [e for e in fs.list_dir(parent_uri, start_after=start_after) if e.is_dir]
     todo = [e for e in entries if pattern.fullmatch(e.name) and e.name not in registered]
-    verdicts: dict[str, str] = {}  # name -> ready | waiting | empty, for the unregistered folders examined
+    verdicts: dict[str, str] = {}  # name -> ready | waiting | empty | unreadable, for the unregistered examined
+    unreadable: dict[str, str] = {}
     ready_count, position = 0, 0
     examinable = todo if examine_at_most is None else todo[:examine_at_most]
     with ThreadPoolExecutor(LISTING_THREADS) as pool:
         while position < len(examinable) and ready_count < limit:
             window = examinable[position : position + limit - ready_count]
             position += len(window)
-            for entry, verdict in zip(window, pool.map(lambda e: _verdict(fs, e, now, ready_after_seconds), window)):
+            for entry, verdict in zip(window, pool.map(lambda e: _judged(fs, e, now, ready_after_seconds), window)):
+                if isinstance(verdict, OSError):
+                    unreadable[entry.name], verdict = str(verdict), "unreadable"
                 verdicts[entry.name] = verdict
                 ready_count += verdict == "ready"
 
@@ -214,12 +224,22 @@ def scan_folders(
                 unexamined += 1
                 blocked = True
                 continue
-            {"ready": ready, "waiting": waiting, "empty": empty}[verdict].append(name)
-            blocked = blocked or verdict == "waiting"
+            if verdict != "unreadable":
+                {"ready": ready, "waiting": waiting, "empty": empty}[verdict].append(name)
+            blocked = blocked or verdict in ("waiting", "unreadable")
         if not blocked:
             handled_through = name
     more = position < len(todo)
-    return FolderScan(ready, waiting, ignored, empty, more, handled_through, len(entries), known, unexamined)
+    return FolderScan(
+        ready, waiting, ignored, empty, more, handled_through, len(entries), known, unexamined, unreadable
+    )
+
+
+def _judged(fs: LakeFileSystem, folder: FileEntry, now: float, ready_after_seconds: float) -> str | OSError:
+    try:
+        return _verdict(fs, folder, now, ready_after_seconds)
+    except OSError as error:
+        return error
 
 
 def _verdict(fs: LakeFileSystem, folder: FileEntry, now: float, ready_after_seconds: float) -> str:

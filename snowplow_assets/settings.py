@@ -224,6 +224,12 @@ class Settings(BaseSettings):
     def _lake_is_a_folder_or_s3(cls, lake: str) -> str:
         if _URI_LIKE.match(lake) and not _S3_LAKE.fullmatch(lake):
             raise ValueError("the lake is a local folder or an s3://bucket/prefix URI")
+        if lake.startswith("s3://"):
+            # `s3://bucket//lake` and `s3://bucket/lake/` are `s3://bucket/lake`: listings name keys without empty
+            # segments, and paths below a root that kept one were cut a character off, so that `_SUCCESS` and a
+            # writer's `_temporary/` read as data (until 2026-11-28). Hadoop's s3a drops them as well.
+            bucket, _, prefix = lake.removeprefix("s3://").partition("/")
+            lake = "/".join(["s3:/", bucket, *(segment for segment in prefix.split("/") if segment)])
         return lake
 
     @field_validator("spark_driver_memory")

@@ -9,6 +9,7 @@ from snowplow_assets.events.reader import run_folder_files
 from snowplow_assets.lake import CDC_LANDING_FOLDER, RUN_FOLDER
 from snowplow_assets.run_folders import find_new_folders, readiness
 from snowplow_assets.storage import LocalFileSystem
+from snowplow_assets_tests.storage.unreadable import make_unreadable_sub_folder
 
 
 def make(folder: Path, *files: str, age: float = 0.0) -> None:
@@ -238,8 +239,8 @@ def test_a_scan_accounts_for_every_folder_it_listed(tmp_path):
     assert scan.ready == names[1:3] and scan.handled_through == names[2] and scan.more
     assert (scan.registered, scan.unexamined, scan.ignored, scan.listed) == (2, 2, ["zz-not-a-run"], 7)
     assert scan.summary() == (
-        "7 folders: 2 new and ready, 0 not ready yet, 0 without data files, 1 whose names do not fit, "
-        "2 registered already, 2 left for the next ticks"
+        "7 folders: 2 new and ready, 0 not ready yet, 0 without data files, 0 unreadable, "
+        "1 whose names do not fit, 2 registered already, 2 left for the next ticks"
     )
 
 
@@ -268,3 +269,26 @@ def test_a_scan_opens_at_most_the_folders_it_is_told_and_leaves_the_rest_for_lat
     opened.clear()  # once the first three are registered, the next scan reaches the rest
     later = scan_folders(fs, str(enriched), set(names[:3]), time.time(), 120, 10, RUN_FOLDER, examine_at_most=3)
     assert (sorted(opened), later.ready, later.handled_through) == (names[3:], names[3:], names[-1])
+
+
+def test_a_folder_that_cannot_be_read_holds_the_cursor_and_the_others_go_on(tmp_path):
+    """A folder whose listing fails (a sub-folder its permissions keep from the sensor's user) failed the whole
+    scan, and so every tick of the sensor, until someone mended it: no other folder was registered meanwhile."""
+    from snowplow_assets.run_folders import scan_folders
+
+    enriched, fs = tmp_path / "enriched", LocalFileSystem()
+    names = [f"run=2026-03-01-0{h}-00-00" for h in range(3)]
+    for name in names:
+        make(enriched / name, "part-0", "_SUCCESS")
+    blocker = make_unreadable_sub_folder(enriched / names[1])
+
+    scan = scan_folders(fs, str(enriched), set(), time.time(), 120, 10, RUN_FOLDER)
+    assert (scan.ready, scan.handled_through) == ([names[0], names[2]], names[0])
+    assert list(scan.unreadable) == [names[1]] and "File name too long" in scan.unreadable[names[1]]
+    assert "2 new and ready, 0 not ready yet, 0 without data files, 1 unreadable" in scan.summary()
+    found = find_new_folders(fs, str(enriched), set(), time.time(), 120, 10, RUN_FOLDER)
+    assert (found.ready, list(found.unreadable)) == ([names[0], names[2]], [names[1]])
+
+    fs.delete(str(blocker))  # mended: the next scan from the cursor takes it
+    later = scan_folders(fs, str(enriched), {names[0], names[2]}, time.time(), 120, 10, RUN_FOLDER, names[0])
+    assert (later.ready, later.unreadable, later.handled_through) == ([names[1]], {}, names[2])

@@ -11,13 +11,25 @@ def test_default_lake_is_inside_the_project():
 
 
 @pytest.mark.parametrize(
-    "given, local", [("my-lake", True), ("lake:2026", True), ("s3://bucket/prefix", False), ("s3://bucket/", False)]
+    "given, expected",
+    [
+        ("my-lake", "{tmp}/my-lake"),
+        ("lake:2026", "{tmp}/lake:2026"),
+        ("s3://bucket/prefix", "s3://bucket/prefix"),
+        ("s3://bucket/", "s3://bucket"),
+        ("s3://bucket//prefix/", "s3://bucket/prefix"),
+        ("s3://bucket/a//b", "s3://bucket/a/b"),
+    ],
 )
-def test_a_lake_from_the_environment_is_a_folder_made_absolute_or_an_s3_root_kept(monkeypatch, tmp_path, given, local):
-    """A colon with no slash after it names no scheme: `lake:2026` is still a folder."""
+def test_a_lake_from_the_environment_is_a_folder_made_absolute_or_an_s3_root_without_empty_segments(
+    monkeypatch, tmp_path, given, expected
+):
+    """A colon with no slash after it names no scheme: `lake:2026` is still a folder. An S3 root loses its empty
+    segments: listings name keys without them, and with `s3://bucket//prefix` kept, every path below a folder
+    was cut a character off, and `_SUCCESS` and a writer's `_temporary/` files were read as data."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SNOWPLOW_LAKE", given)
-    assert Settings().lake == (str(tmp_path / given) if local else given)
+    assert Settings().lake == expected.format(tmp=tmp_path)
 
 
 def test_synthetic_without_natural_is_a_clear_error(monkeypatch):

@@ -62,6 +62,8 @@ def process_items(
         echo(f"waiting: {how.noun} {name} is not ready yet")
     for name in found.ignored:
         echo(f"ignored: {name} cannot be a {how.noun} name")
+    for name, error in found.unreadable.items():
+        echo(f"unreadable: {how.noun} {name} cannot be listed, so it is not registered: {error}")
     new = list(found.ready)
     for name in requested:
         try:

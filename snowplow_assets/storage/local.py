@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from snowplow_assets.storage.base import FileChangedSinceRead, FileEntry, LakeFileSystem, listing_order
+from snowplow_assets.storage.base import FileChangedSinceRead, FileEntry, LakeFileSystem, is_data_file, listing_order
 
 
 class LocalFileSystem(LakeFileSystem):
@@ -46,12 +46,21 @@ class LocalFileSystem(LakeFileSystem):
         return [e for e in listed if listing_order(e) > after]
 
     def list_files(self, uri: str) -> list[FileEntry]:
-        found = [
-            entry
-            for directory, _dirs, files in os.walk(uri, onerror=_unless_gone)
-            for name in files
-            if (entry := _file_entry(os.path.join(directory, name), name)) is not None
-        ]
+        """Every file below `uri`, through links to folders too, as Hadoop's local file system and `find -L`
+        see them: a run folder assembled from links is read whole (os.walk's default passed over a linked
+        sub-folder, and the run then marked its folder Processed without those files, until 2026-11-28).
+        A folder reached twice, by a link back up the tree or by two links, is listed once, by the first
+        path in name order, so that no file's lines are read twice."""
+        found: list[FileEntry] = []
+        listed: set[str] = set()
+        for directory, dirs, files in os.walk(uri, onerror=_unless_gone, followlinks=True):
+            real = os.path.realpath(directory)
+            if real in listed:
+                dirs.clear()
+                continue
+            listed.add(real)
+            dirs.sort()  # the walk's order decides which path of a folder linked twice is listed
+            found += [e for name in files if (e := _file_entry(os.path.join(directory, name), name)) is not None]
         return sorted(found, key=lambda e: e.uri)
 
     def exists(self, uri: str) -> bool:
@@ -99,10 +108,19 @@ class LocalFileSystem(LakeFileSystem):
             self.write_text(uri, text)
 
     def delete(self, uri: str) -> None:
-        if os.path.isdir(uri) and not os.path.islink(uri):
-            shutil.rmtree(uri, ignore_errors=True)
-        elif os.path.lexists(uri):
-            os.remove(uri)
+        """As the contract says: a path gone meanwhile is no error, and anything else left in place is raised
+        (until 2026-11-28 `rmtree` ignored every error, and a web-model day that could not be removed was
+        reported dropped). A tree's own markers go first, as on S3, so that a tree left part-way never looks
+        complete. Links are removed, never followed."""
+        if not (os.path.isdir(uri) and not os.path.islink(uri)):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(uri)
+            return
+        for marker in os.scandir(uri):
+            if not is_data_file(marker.name) and not marker.is_dir(follow_symlinks=False):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(marker.path)
+        shutil.rmtree(uri, onerror=_unless_gone_on_delete)
 
     def move(self, source: str, target: str) -> None:
         if os.path.lexists(target):
@@ -149,6 +167,12 @@ def _unless_gone(error: OSError) -> None:
     folder without that sub-folder's files, and mark it Processed (until 2026-11-28)."""
     if not isinstance(error, (FileNotFoundError, NotADirectoryError)):
         raise error
+
+
+def _unless_gone_on_delete(function: object, path: str, exc_info: tuple) -> None:
+    """rmtree's error handler: a file or folder gone meanwhile is no error, anything else is."""
+    if not isinstance(exc_info[1], FileNotFoundError):
+        raise exc_info[1]
 
 
 def _file_entry(path: str, name: str) -> FileEntry | None:

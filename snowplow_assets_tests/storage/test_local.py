@@ -1,6 +1,7 @@
 import errno
 import os
 import stat
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -10,6 +11,7 @@ from snowplow_assets.storage import (
     FileEntry,
     LocalFileSystem,
     data_files,
+    path_below,
     publishing_order,
     retired_copy_of,
 )
@@ -18,6 +20,7 @@ from snowplow_assets_tests.storage.conditional_writes import (
     a_create_succeeds_once_and_a_file_deleted_since_it_was_read_has_changed,
     only_the_first_of_two_writers_writes,
 )
+from snowplow_assets_tests.storage.unreadable import make_unreadable_sub_folder
 
 
 def test_replace_tree_swaps_whole_folders(tmp_path):
@@ -203,24 +206,57 @@ def test_publishing_order_puts_every_folders_markers_after_the_rest_of_it():
 
 def test_a_sub_folder_that_cannot_be_read_fails_the_listing_instead_of_being_passed_over(tmp_path):
     """os.walk passes over a sub-folder it cannot read unless told otherwise, and a run would then process the
-    folder without its files. A folder so deep that its path is longer than the system takes (PATH_MAX) cannot
-    be read by any user, root included, whom permissions would not stop."""
+    folder without its files."""
     folder = tmp_path / "run=2026-01-01-00-00-00"
     folder.mkdir()
     (folder / "part-0").write_text("x")
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        for _ in range(20):  # 20 names of 250 characters: beyond the 4,096 bytes of a path
-            os.mkdir("d" * 250, dir_fd=fd)
-            deeper = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
-            os.close(fd)
-            fd = deeper
-        os.close(os.open("part-1", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
-    finally:
-        os.close(fd)
+    make_unreadable_sub_folder(folder)
     assert [name for _, _, files in os.walk(folder) for name in files] == ["part-0"], "what os.walk alone lists"
     with pytest.raises(OSError) as unreadable:
         LocalFileSystem().list_files(str(folder))
     assert unreadable.value.errno == errno.ENAMETOOLONG
     assert LocalFileSystem().list_files(str(tmp_path / "missing")) == []
     assert LocalFileSystem().list_files(str(folder / "part-0")) == [], "a file where a folder was named"
+
+
+def test_linked_sub_folders_are_listed_and_a_folder_reached_twice_once(tmp_path):
+    """A run folder assembled from links is read whole, as Hadoop reads it: os.walk's default passed over a
+    linked sub-folder, and its run shredded half the lines and marked the folder Processed. A link back up the
+    tree ends, and a folder linked twice is listed once, by its first path in name order."""
+    elsewhere = tmp_path / "incoming" / "batch"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "part-1").write_text("x")
+    folder = tmp_path / "run=2026-01-01-00-00-00"
+    folder.mkdir()
+    (folder / "part-0").write_text("x")
+    (folder / "more").symlink_to(elsewhere)
+    (folder / "same").symlink_to(elsewhere)
+    (folder / "more" / "up").symlink_to(folder)  # a loop, through the link
+
+    listed = [path_below(str(folder), e) for e in LocalFileSystem().list_files(str(folder))]
+    assert listed == ["more/part-1", "part-0"]
+
+
+def test_delete_raises_on_a_file_it_leaves_and_removes_the_trees_markers_first(tmp_path):
+    """The contract: a file left in place is an error. `rmtree(ignore_errors=True)` left it silently, and a
+    web-model day that could not be dropped was reported dropped, its part file still read."""
+    day = tmp_path / "page_views" / "day=2026-03-01"
+    day.mkdir(parents=True)
+    for name in ("part-0.parquet", "part-1.parquet", "_SUCCESS"):
+        (day / name).write_text("x")
+    stuck = day / "part-1.parquet"
+    if subprocess.run(["chattr", "+i", str(stuck)], capture_output=True).returncode != 0:  # root: immutable
+        os.chmod(day, 0o555)  # another user: a folder whose entries cannot be removed
+        if os.access(day, os.W_OK):
+            pytest.skip("no way to make a file undeletable here: chattr refused and permissions do not bind")
+    try:
+        with pytest.raises(PermissionError, match="part-1.parquet"):
+            LocalFileSystem().delete(str(day))
+        remaining = sorted(os.listdir(day))
+    finally:
+        subprocess.run(["chattr", "-i", str(stuck)], capture_output=True)
+        os.chmod(day, 0o755)
+    assert "_SUCCESS" not in remaining and "part-1.parquet" in remaining, "the marker went before the data"
+    LocalFileSystem().delete(str(day))
+    LocalFileSystem().delete(str(day))  # a path gone is no error
+    assert not day.exists()

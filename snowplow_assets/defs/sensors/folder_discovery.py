@@ -136,6 +136,8 @@ def evaluate_folder_sensor(
         context.log.info(f"{len(scan.waiting)} not ready yet: {shown(scan.waiting)}")
     if scan.empty:
         context.log.warning(f"{len(scan.empty)} folders hold no data files: {shown(scan.empty)}")
+    for name, error in scan.unreadable.items():
+        context.log.warning(f"cannot read {name}, looked at again next tick: {error}")
     for reason in new.refused.values():
         context.log.info(f"no run: {reason}")
     return dg.SensorResult(

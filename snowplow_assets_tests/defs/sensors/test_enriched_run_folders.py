@@ -3,6 +3,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from email.utils import formatdate, parsedate_to_datetime
+from pathlib import Path
 
 import boto3
 import click
@@ -23,6 +24,7 @@ from snowplow_assets.settings import Settings
 from snowplow_assets.storage.s3 import S3FileSystem
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.defs.manifest_runs import create_run, fail, start, succeed
+from snowplow_assets_tests.storage.unreadable import make_unreadable_sub_folder
 
 SENSOR = "enriched_run_folders"
 
@@ -287,3 +289,19 @@ def test_a_tick_opens_at_most_its_bound_of_folders(definitions, memory_instance,
     monkeypatch.setattr(folder_discovery, "FOLDERS_EXAMINED_PER_TICK", 3)
     wider = tick(memory_instance, definitions.resources["lake"], bounded.cursor)
     assert [r.partition_key for r in wider.run_requests] == ready
+
+
+def test_a_folder_the_sensor_cannot_read_is_named_and_the_tick_goes_on(
+    definitions, memory_instance, lake, no_spark_needed, capfd
+):
+    """Its listing's error failed the whole tick, and no folder after it was registered until it was mended."""
+    unreadable, ready = "run=2026-03-05-00-00-00", "run=2026-03-05-01-00-00"
+    for name in (unreadable, ready):
+        write_run_folder(lake, name, ["x"])
+    make_unreadable_sub_folder(Path(lake.enriched_run(unreadable)))
+    result = tick(memory_instance, definitions.resources["lake"])
+    assert [r.partition_key for r in result.run_requests] == [ready]
+    assert json.loads(result.cursor)["after"] is None, "looked at again next tick"
+    assert (
+        f"cannot read {unreadable}, looked at again next tick: [Errno 36] File name too long" in capfd.readouterr().err
+    )
