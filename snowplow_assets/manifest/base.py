@@ -97,7 +97,14 @@ class Batch:
         validate_run_folder(self.run)
 
     def ttl(self, ttl_days: int) -> int:
-        return self.etl_time + ttl_days * SECONDS_PER_DAY
+        """When the batch's entries expire: `ttl_days` after its etlTime, or after its run folder's time when
+        that is later. FORMATS.md §5 counts from etlTime alone, the earliest etl_tstamp, and one replayed event
+        enriched in January made every entry of a November batch expire as it was written: cross-batch
+        deduplication did nothing for the whole batch, and its check passed (until 2026-11-28). etlTime itself
+        stays as Snowplow defines it; a batch whose folder is as old (an archive reprocessed) still expires
+        at once."""
+        start = max(self.etl_time, int(run_folder_time(self.run).timestamp()))
+        return start + ttl_days * SECONDS_PER_DAY
 
 
 _RUN_TIME = re.compile(r"^run=(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})$")

@@ -54,6 +54,7 @@ from snowplow_assets_tests.manifest.conftest import (
     Y,
     entries,
     line,
+    new_table,
     write_shredded_output,
 )
 
@@ -222,6 +223,28 @@ def test_expired_entries_no_longer_cause_drops_or_renames(scenario):
     else:
         # DynamoDB deletes expired items in its own time; until then the condition ignores them.
         assert entries[(C, "fpC1")] == B1 and entries[(U, "fpU")] == B1
+
+
+@pytest.mark.parametrize("backend", ["lake", "dynamodb"])
+def test_one_event_enriched_long_ago_does_not_make_its_batchs_entries_expire_as_written(
+    spark, lake, fs, moto_server, backend
+):
+    """The batch's etlTime is its earliest etl_tstamp (FORMATS.md §5); counted from it alone, a replayed event of
+    the previous summer made B2's entries expire as written, and the next batch loaded B2's event X again."""
+    clock = MovableClock(NOW)
+    if backend == "lake":
+        manifest = LakeEventManifest(fs, lake, clock=clock)
+    else:
+        manifest = DynamoDbEventManifest(new_table(moto_server, "replayed"), fs, clock=clock)
+    replayed = "2025-07-01 00:00:00.000"  # more than 180 days before NOW
+    write_run_folder(lake, B2, [line(X, "fpX", ETL[B2]), line(D, "fpD", replayed)])
+    first = shred_run_folder(spark, fs, lake, B2, ShredOptions(event_manifest=manifest)).event_manifest
+    assert first.batch.etl_time == int(datetime(2025, 7, 1, tzinfo=timezone.utc).timestamp())
+    assert first.ttl == int(datetime(2026, 3, 1, 11, tzinfo=timezone.utc).timestamp()) + 180 * SECONDS_PER_DAY
+
+    write_run_folder(lake, B3, [line(X, "fpX", ETL[B3])])
+    later = shred_run_folder(spark, fs, lake, B3, ShredOptions(event_manifest=manifest))
+    assert {a: n for a, n in later.duplicates.items() if n} == {CROSS_BATCH_DUPLICATE: 1} and later.good == 0
 
 
 @pytest.mark.parametrize("backend", ["lake", "dynamodb"])
