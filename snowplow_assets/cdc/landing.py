@@ -84,11 +84,11 @@ def landing_files(fs: LakeFileSystem, folder: str) -> list[FileEntry]:
 
 
 def read_lines(spark: SparkSession, fs: LakeFileSystem, files: list[FileEntry]) -> DataFrame:
-    """`__file, __line` for every line of exactly these files (`spark_text_file_path`), gzip decoded by the
+    """`__file, __line` for every line of exactly these files (`spark_text_file_paths`), gzip decoded by the
     `.gz` suffix."""
     if not files:
         return spark.createDataFrame([], "__file STRING, __line STRING")
-    lines = spark.read.text([fs.spark_text_file_path(f.uri) for f in files])
+    lines = spark.read.text(fs.spark_text_file_paths([f.uri for f in files]))
     return lines.select(F.col("_metadata.file_name").alias("__file"), F.col("value").alias("__line"))
 
 

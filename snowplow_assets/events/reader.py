@@ -15,8 +15,9 @@ def run_folder_files(fs: LakeFileSystem, folder: str) -> list[FileEntry]:
 
 
 def read_lines(spark: SparkSession, fs: LakeFileSystem, files: list[FileEntry]) -> DataFrame:
-    """`row_id, line` for every line of exactly these files (`spark_text_file_path`: a name is not a glob,
-    and a `:` or another codec's suffix in one is an error), gzip decoded by the `.gz` suffix.
+    """`row_id, line` for every line of exactly these files (`spark_text_file_paths`: a name is not a glob, and
+    a `:` or another codec's suffix in one, or gzip data under a name without `.gz`, is an error), gzip decoded
+    by the `.gz` suffix.
 
     `row_id` is Spark's monotonically increasing id: a function of the scan's split of these exact files,
     so two reads of the same file list in one session number the lines identically. Callers that join two
@@ -24,5 +25,5 @@ def read_lines(spark: SparkSession, fs: LakeFileSystem, files: list[FileEntry]) 
     """
     if not files:
         return spark.createDataFrame([], "row_id BIGINT, line STRING")
-    lines = spark.read.text([fs.spark_text_file_path(f.uri) for f in files])
+    lines = spark.read.text(fs.spark_text_file_paths([f.uri for f in files]))
     return lines.select(F.monotonically_increasing_id().alias("row_id"), F.col("value").alias("line"))

@@ -5,6 +5,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -93,6 +94,8 @@ _HADOOP_GLOB = re.compile(r"([\\*?\[\]{}])")
 # The suffixes by which Hadoop's text input decodes a file, other than gzip's `.gz` (the codecs Hadoop 3 finds
 # by itself: bzip2, deflate, LZ4, Snappy, Zstandard).
 _HADOOP_CODEC_SUFFIXES = (".bz2", ".deflate", ".lz4", ".snappy", ".zst")
+_GZIP_MAGIC = b"\x1f\x8b"
+_HEAD_READS = 8
 
 
 def failed_on_a_gone_file(error: BaseException) -> bool:
@@ -150,6 +153,10 @@ class LakeFileSystem(abc.ABC):
     @abc.abstractmethod
     def open_binary(self, uri: str) -> BinaryIO:
         """A file's bytes as a stream, for files too large to read whole (missing: FileNotFoundError)."""
+
+    @abc.abstractmethod
+    def read_head(self, uri: str, size: int) -> bytes:
+        """A file's first `size` bytes, fewer for a shorter file (missing: FileNotFoundError)."""
 
     @abc.abstractmethod
     def write_text(self, uri: str, text: str) -> None:
@@ -224,6 +231,23 @@ class LakeFileSystem(abc.ABC):
                 "folders hold plain or gzip (.gz) files; decompress it (or gzip it) and rename it"
             )
         return self.spark_file_path(uri)
+
+    def spark_text_file_paths(self, uris: list[str]) -> list[str]:
+        """`spark_text_file_path` of each file, refusing, all named, the files that hold gzip data under a name
+        without `.gz` (their first bytes are gzip's magic number; a few bytes read of each, `_HEAD_READS` at a
+        time, since on S3 each is a request). Hadoop picks the codec by the name alone, and read such a file's
+        compressed bytes as lines: every event in it became bad rows and the run succeeded (until 2026-11-28).
+        Writers that compress without naming it so exist (Kinesis Firehose before its file extension option)."""
+        paths = [self.spark_text_file_path(uri) for uri in uris]
+        unnamed = [uri for uri in uris if not uri.endswith(".gz")]
+        with ThreadPoolExecutor(_HEAD_READS) as pool:
+            heads = list(pool.map(lambda uri: self.read_head(uri, len(_GZIP_MAGIC)), unnamed))
+        if misnamed := [uri for uri, head in zip(unnamed, heads, strict=True) if head == _GZIP_MAGIC]:
+            raise ValueError(
+                f"cannot read {len(misnamed)} file(s) that hold gzip data under a name without .gz, which Spark "
+                f"would read as text, every line a bad row: {', '.join(misnamed)}; rename them with .gz"
+            )
+        return paths
 
     def replace_tree(self, source: str, target: str) -> None:
         """Put the `source` folder in place of `target`. Atomic where a folder rename is; elsewhere (S3)

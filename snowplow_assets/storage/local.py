@@ -72,6 +72,10 @@ class LocalFileSystem(LakeFileSystem):
     def open_binary(self, uri: str) -> BinaryIO:
         return open(uri, "rb")
 
+    def read_head(self, uri: str, size: int) -> bytes:
+        with open(uri, "rb") as file:
+            return file.read(size)
+
     def write_text(self, uri: str, text: str) -> None:
         directory = os.path.dirname(uri)
         os.makedirs(directory, exist_ok=True)

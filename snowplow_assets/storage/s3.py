@@ -213,6 +213,18 @@ class S3FileSystem(LakeFileSystem):
         except self.client.exceptions.NoSuchKey:
             raise FileNotFoundError(uri) from None
 
+    def read_head(self, uri: str, size: int) -> bytes:
+        location = parse_s3_uri(uri)
+        try:
+            response = self.client.get_object(Bucket=location.bucket, Key=location.key, Range=f"bytes=0-{size - 1}")
+        except self.client.exceptions.NoSuchKey:
+            raise FileNotFoundError(uri) from None
+        except self.client.exceptions.ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "InvalidRange":  # an empty object has no byte 0
+                return b""
+            raise
+        return response["Body"].read()
+
     def write_text(self, uri: str, text: str) -> None:
         # A PUT is atomic: readers see the old object or the new one, never part of it.
         location = parse_s3_uri(uri)

@@ -1,5 +1,7 @@
 """The readers of input folders (enriched run folders, CDC landings) read exactly the files listed."""
 
+import gzip
+
 import pytest
 
 from snowplow_assets.cdc import landing
@@ -66,3 +68,22 @@ def test_a_file_another_codec_would_decode_is_an_error_naming_it(
     with pytest.raises(ValueError, match=rf"cannot read '{folder}/part-1\{suffix}': .* ends in \{suffix} .*gzip"):
         read(spark, LocalFileSystem(), files)
     assert lines_read(spark, read, line_column, files[:1]) == ["kept: the name ends in .txt"]
+
+
+@READERS
+def test_gzip_data_under_a_name_without_gz_is_an_error_naming_every_such_file(
+    spark, tmp_path, read, line_column, list_files
+):
+    """Hadoop picks the codec by the name alone: such a file's compressed bytes were read as lines, each a bad
+    row, and the run succeeded. Writers that compress without saying so in the name exist (Firehose)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "part-0.gz").write_bytes(gzip.compress(b"named\n"))
+    (folder / "part-1").write_text("plain\n")
+    (folder / "part-2").write_bytes(b"")
+    for name in ("part-3", "part-4.GZ"):
+        (folder / name).write_bytes(gzip.compress(b"compressed\n"))
+    files = list_files(LocalFileSystem(), str(folder))
+    with pytest.raises(ValueError, match=rf"2 file\(s\) that hold gzip data .*: {folder}/part-3, {folder}/part-4\.GZ;"):
+        read(spark, LocalFileSystem(), files)
+    assert lines_read(spark, read, line_column, files[:3]) == ["named", "plain"]

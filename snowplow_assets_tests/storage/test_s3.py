@@ -78,6 +78,10 @@ def test_list_files_exists_read_and_delete(s3, bucket):
         assert stream.read(2) == b"ab" and stream.read() == b"c"
     with pytest.raises(FileNotFoundError):
         s3.open_binary(f"{folder}/part-9")
+    assert (s3.read_head(f"{folder}/part-1", 2), s3.read_head(f"{folder}/part-1", 9)) == (b"ab", b"abc")
+    assert s3.read_head(f"{folder}/_SUCCESS", 2) == b"", "an empty object: no byte 0 to range over"
+    with pytest.raises(FileNotFoundError):
+        s3.read_head(f"{folder}/part-9", 2)
     s3.delete(f"{folder}/sub")
     assert [f.name for f in s3.list_files(folder)] == ["_SUCCESS", "part-1"]
     s3.delete(folder)
