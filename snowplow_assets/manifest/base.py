@@ -217,7 +217,7 @@ class EventManifest(abc.ABC):
         # so a later batch that loaded the key again once it had expired recorded it, and owns it here too.
         # Were the owners chosen first, the expired batch would win the key by its earlier etlTime and record
         # nothing.
-        unexpired = entries.where(F.col("etl_time") + F.lit(self.ttl_days * SECONDS_PER_DAY) > F.lit(now))
+        unexpired = entries.where(entry_ttl(self.ttl_days) > F.lit(now))
         return self._record_owned(live, owners(unexpired, claim_ids, self.ttl_days), work)
 
     @abc.abstractmethod
@@ -226,6 +226,12 @@ class EventManifest(abc.ABC):
 
         Where a backend can, it replaces everything `batches` held before: they are rewritten as a whole.
         """
+
+
+def entry_ttl(ttl_days: int, run: str = "run", etl_time: str = "etl_time") -> Column:
+    """`Batch.ttl` of the columns `run` and `etl_time`, in Spark: the later of the two times, plus the TTL."""
+    folder_time = F.unix_seconds(F.to_timestamp(F.substring(run, len("run=") + 1, 19), "yyyy-MM-dd-HH-mm-ss"))
+    return F.greatest(F.col(etl_time), folder_time) + F.lit(ttl_days * SECONDS_PER_DAY)
 
 
 def owners(entries: DataFrame, claim_ids: bool, ttl_days: int) -> DataFrame:
@@ -249,5 +255,5 @@ def owners(entries: DataFrame, claim_ids: bool, ttl_days: int) -> DataFrame:
         "fingerprint",
         F.col("owner.run").alias("run"),
         F.col("owner.etl_time").alias("etl_time"),
-        (F.col("owner.etl_time") + F.lit(ttl_days * SECONDS_PER_DAY)).alias("ttl"),
+        entry_ttl(ttl_days, "owner.run", "owner.etl_time").alias("ttl"),
     )

@@ -246,6 +246,11 @@ def test_one_event_enriched_long_ago_does_not_make_its_batchs_entries_expire_as_
     later = shred_run_folder(spark, fs, lake, B3, ShredOptions(event_manifest=manifest))
     assert {a: n for a, n in later.duplicates.items() if n} == {CROSS_BATCH_DUPLICATE: 1} and later.good == 0
 
+    # A back-fill from the output (`event-manifest populate`) dates the entries the same way.
+    populate_event_manifest(lambda: spark, fs, lake, manifest, date(2026, 3, 1), claim_ids=True)
+    found = manifest.lookup(spark.createDataFrame([(X, "fpX")], "event_id string, fingerprint string")).collect()
+    assert [(row.run, row.ttl) for row in found] == [(B2, first.ttl)]
+
 
 @pytest.mark.parametrize("backend", ["lake", "dynamodb"])
 def test_a_missing_manifest_stops_the_batch_before_any_work_and_the_named_remedy_repairs_it(
