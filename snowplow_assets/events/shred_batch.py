@@ -39,7 +39,8 @@ from snowplow_assets.events.output_pass import write_outputs, write_runtime_erro
 from snowplow_assets.events.parse_pass import parse_pass
 from snowplow_assets.events.reader import read_lines, run_folder_files
 from snowplow_assets.lake import Lake
-from snowplow_assets.manifest.base import Batch, EventManifest, batch_etl_time
+from snowplow_assets.manifest.base import Batch, EventManifest, batch_etl_time, manifest_keys
+from snowplow_assets.manifest.populate import shredded_event_keys
 from snowplow_assets.phase_times import PhaseTimes
 from snowplow_assets.spark import observed_counts
 from snowplow_assets.storage import LakeFileSystem
@@ -151,7 +152,9 @@ def shred_run_folder(
         keys = parsed.where(F.col("good")).select(*KEY_COLUMNS)
         batch = Batch(run, batch_etl_time(earliest_etl_time, run))
         with phases.phase(DECISIONS):
-            decisions, duplicates, manifest_report = _write_decisions(spark, fs, keys, options, batch, staging, phases)
+            decisions, duplicates, manifest_report, stale = _write_decisions(
+                spark, fs, lake, keys, options, batch, staging, phases
+            )
         with phases.phase(SUMMARY):
             summary = _summarise_survivors(keys, decisions, renamed=sum(duplicates[a] for a in RENAME_ACTIONS))
 
@@ -187,6 +190,10 @@ def shred_run_folder(
         )
         with phases.phase(PUBLISH):
             _publish(fs, lake, run, staging, report, options)
+        if stale is not None and options.event_manifest is not None and report.event_manifest is not None:
+            # Only now: until the new output is in place, the old one still loads the events these keys name.
+            with phases.phase(EVENT_MANIFEST):
+                report.event_manifest.counts.update(options.event_manifest.forget(batch, stale))
         return report
     finally:
         fs.delete(staging)
@@ -202,20 +209,23 @@ def _remove_abandoned_staging(fs: LakeFileSystem, lake: Lake, run: str) -> None:
 def _write_decisions(
     spark: SparkSession,
     fs: LakeFileSystem,
+    lake: Lake,
     keys: DataFrame,
     options: ShredOptions,
     batch: Batch,
     staging: str,
     phases: PhaseTimes,
-) -> tuple[DataFrame, dict[str, int], EventManifestReport | None]:
+) -> tuple[DataFrame, dict[str, int], EventManifestReport | None, DataFrame | None]:
     """Materialise the decisions once, so the summary and the output pass see exactly the same ones; count them
     by action.
 
     With an event manifest, the in-batch decisions are materialised first: the events they keep are what
-    the manifest checks (and, with DynamoDB, writes) exactly once.
+    the manifest checks (and, with DynamoDB, writes) exactly once. Where the manifest keeps what an earlier
+    run of the batch recorded (`keeps_entries_across_runs`), the keys of the batch's published output that
+    this run no longer records are returned too, to be forgotten once the new output is in place.
     """
     decisions = dedup.in_batch_decisions(keys, options.dedup, batch.run)
-    manifest_report = None
+    manifest_report = stale = None
     if options.event_manifest is not None:
         decisions = _materialise(spark, fs, decisions, f"{staging}/in-batch-decisions")
         naturally_dropped = decisions.where(F.col("action") == dedup.NATURAL_DUPLICATE).select("row_id")
@@ -229,6 +239,12 @@ def _write_decisions(
         manifest_report = EventManifestReport(
             manifest.backend, manifest.describe(), batch, batch.ttl(manifest.ttl_days), check.counts
         )
+        if manifest.keeps_entries_across_runs:
+            recorded_now = manifest_keys(kept, options.cross_batch_synthetic)
+            recorded_before = manifest_keys(
+                shredded_event_keys(spark, fs, lake, [batch.run]), options.cross_batch_synthetic
+            )
+            stale = _materialise(spark, fs, recorded_before.subtract(recorded_now), f"{staging}/stale-manifest-keys")
     observation = Observation("decisions")
     actions = (*DROP_ACTIONS, *RENAME_ACTIONS, *ERROR_ACTIONS)
     counts = [F.count_if(F.col("action") == action).alias(action) for action in actions]
@@ -236,6 +252,7 @@ def _write_decisions(
         _materialise(spark, fs, decisions.observe(observation, *counts), f"{staging}/decisions"),
         observed_counts(observation),
         manifest_report,
+        stale,
     )
 
 

@@ -195,6 +195,15 @@ class EventManifest(abc.ABC):
         returned are read from it, so it must outlive their use.
         """
 
+    # Whether entries an earlier run of a batch recorded stay when a later run of it no longer records them,
+    # until `forget` removes them; the lake's check rewrites a batch's entries whole, and has none left over.
+    keeps_entries_across_runs = False
+
+    def forget(self, batch: Batch, keys: DataFrame) -> dict[str, int]:
+        """Remove the entries of `keys` (`event_id, fingerprint`; null = id claim) that `batch` owns: those an
+        earlier run of it recorded and its latest run no longer does. Counts by outcome."""
+        return {}
+
     @abc.abstractmethod
     def lookup(self, keys: DataFrame) -> DataFrame:
         """The entries (ENTRY_SCHEMA, live or expired) of `keys` (`event_id, fingerprint`; null = id claim)."""
@@ -226,6 +235,15 @@ class EventManifest(abc.ABC):
 
         Where a backend can, it replaces everything `batches` held before: they are rewritten as a whole.
         """
+
+
+def manifest_keys(events: DataFrame, claim_ids: bool) -> DataFrame:
+    """The keys a check-and-set of `events` (`event_id, fingerprint`) records: a pair per fingerprint, and with
+    `claim_ids` a claim per id (a null fingerprint); distinct."""
+    keys = events.where(F.col("fingerprint").isNotNull()).select("event_id", "fingerprint")
+    if claim_ids:
+        keys = keys.unionByName(events.select("event_id", F.lit(None).cast("string").alias("fingerprint")))
+    return keys.distinct()
 
 
 def entry_ttl(ttl_days: int, run: str = "run", etl_time: str = "etl_time") -> Column:

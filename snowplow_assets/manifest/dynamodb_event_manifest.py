@@ -1,8 +1,8 @@
 """The event manifest in DynamoDB: Snowplow's table design, one conditional PutItem per key.
 
 **Table.** Hash key `eventId` (S), range key `fingerprint` (S); attributes `etlTime` (N, the batch
-etlTime), `ttl` (N, etlTime + TTL days, the table's TTL attribute) and `run` (S, the batch that owns the
-item). An id claim is an item whose `eventId` is `id:<event_id>` and whose `fingerprint` is `-`: a real
+etlTime), `ttl` (N, `Batch.ttl`: TTL days after etlTime or the run folder's time, the table's TTL attribute)
+and `run` (S, the batch that owns the item). An id claim is an item whose `eventId` is `id:<event_id>` and whose `fingerprint` is `-`: a real
 eventId is always a UUID, so a claim can never collide with a pair. `create_table` makes the table with
 TTL enabled on `ttl`.
 
@@ -22,6 +22,10 @@ A failed condition means a live item of another batch holds the key. Compared wi
 test is the batch's run folder rather than its etlTime (why: manifest/base.py), and an expired item counts
 as absent, because DynamoDB deletes expired items only eventually (often days later) and until then they
 must not cause drops.
+
+**A batch run again** whose input changed records fewer keys than its earlier run, whose items stay: `forget`
+deletes those of its published output that the run no longer records (`DeleteItem` on `#run = :run`, so an
+item another batch owns stays), after the new output is published (shred_batch.py).
 
 **Where the puts run.** In the Spark executors' Python workers, with boto3 (partition_tasks.py, so a Spark
 Connect server runs them as a classic session does). The kept events are grouped by event_id first,
@@ -65,6 +69,7 @@ from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
 
 from snowplow_assets.lake import join_uri
 from snowplow_assets.manifest.base import (
@@ -171,6 +176,20 @@ class DynamoDbEventManifest(EventManifest):
         findings = self.fs.spark_path(join_uri(work, "findings"))
         counts = _materialise(statuses, findings, self.config)
         return ManifestCheck(kept.sparkSession.read.schema(STATUS_SCHEMA).parquet(findings), counts)
+
+    keeps_entries_across_runs = True
+
+    def forget(self, batch: Batch, keys: DataFrame) -> dict[str, int]:
+        """Delete the items of `keys` that `batch` owns, each on the condition that its run is still this batch's.
+        Items are written one by one, so those an earlier run of the batch recorded and this run no longer
+        does (its folder's files changed since) stayed, and kept later batches' copies of events this batch no
+        longer loads out of the lake (until 2026-11-28). A delete that fails leaves its item, as before."""
+        task = partial(_forget_partition, self.config, batch.run)
+        forgotten = map_partitions(keys.select("event_id", "fingerprint"), task, FORGET_SCHEMA)
+        [row] = forgotten.agg(
+            *(F.count_if(F.col("status") == status).alias(name) for status, name in FORGET_COUNTS.items())
+        ).collect()
+        return row.asDict()
 
     def lookup(self, keys: DataFrame) -> DataFrame:
         task = partial(_lookup_partition, self.config)
@@ -303,31 +322,67 @@ def _range_key(fingerprint: str) -> str:
 
 def _put(client: Any, config: DynamoDbConfig, item: dict[str, dict[str, str]], now: int) -> tuple[str, str | None, int]:
     """One conditional put: (status, error, retries)."""
+
+    def put() -> None:
+        client.put_item(
+            TableName=config.table,
+            Item=item,
+            ConditionExpression=CONDITION,
+            ExpressionAttributeNames={"#run": "run", "#ttl": TTL_ATTRIBUTE},
+            ExpressionAttributeValues={":run": item["run"], ":now": {"N": str(now)}},
+        )
+
+    outcome, error, retries = _conditional(config, put, "write")
+    return {_DONE: RECORDED, _REFUSED: HELD}.get(outcome, outcome), error, retries
+
+
+def _delete_own(
+    client: Any, config: DynamoDbConfig, key: dict[str, dict[str, str]], run: str
+) -> tuple[str, str | None]:
+    """One delete of an item, if `run` owns it: (FORGOTTEN, NOT_OWNED or ERROR, error)."""
+
+    def delete() -> None:
+        client.delete_item(
+            TableName=config.table,
+            Key=key,
+            ConditionExpression="#run = :run",
+            ExpressionAttributeNames={"#run": "run"},
+            ExpressionAttributeValues={":run": {"S": run}},
+        )
+
+    outcome, error, _retries = _conditional(config, delete, "delete")
+    return {_DONE: FORGOTTEN, _REFUSED: NOT_OWNED}.get(outcome, outcome), error
+
+
+_DONE, _REFUSED = "done", "refused"
+
+
+def _conditional(config: DynamoDbConfig, request: Callable[[], object], action: str) -> tuple[str, str | None, int]:
+    """One conditional request, retried on throttling and transient errors: (_DONE, _REFUSED by its condition,
+    or ERROR; the error; retries)."""
     last = ""
     for attempt in range(config.max_attempts):
         try:
-            client.put_item(
-                TableName=config.table,
-                Item=item,
-                ConditionExpression=CONDITION,
-                ExpressionAttributeNames={"#run": "run", "#ttl": TTL_ATTRIBUTE},
-                ExpressionAttributeValues={":run": item["run"], ":now": {"N": str(now)}},
-            )
-            return RECORDED, None, attempt
+            request()
+            return _DONE, None, attempt
         except ClientError as error:
             code = error.response.get("Error", {}).get("Code", "")
             if code == "ConditionalCheckFailedException":
-                return HELD, None, attempt
+                return _REFUSED, None, attempt
             if code not in RETRYABLE_CODES:
-                return ERROR, f"event manifest write failed: {_describe(error)}", attempt
+                return ERROR, f"event manifest {action} failed: {_describe(error)}", attempt
             last = _describe(error)
         except (BotoConnectionError, HTTPClientError) as error:
             last = _describe(error)
         except BotoCoreError as error:
-            return ERROR, f"event manifest write failed: {_describe(error)}", attempt
+            return ERROR, f"event manifest {action} failed: {_describe(error)}", attempt
         if attempt + 1 < config.max_attempts:
             _backoff(config, attempt)
-    return ERROR, f"event manifest write failed after {config.max_attempts} attempts: {last}", config.max_attempts - 1
+    return (
+        ERROR,
+        f"event manifest {action} failed after {config.max_attempts} attempts: {last}",
+        config.max_attempts - 1,
+    )
 
 
 class _TaskPuts:
@@ -404,6 +459,26 @@ def _record_partition(config: DynamoDbConfig, now: int, entries: Iterable[Any]) 
         return entry["event_id"], entry["fingerprint"], kind, status, error, retries
 
     yield from _in_threads(record, entries, config.threads)
+
+
+FORGOTTEN, NOT_OWNED = "forgotten", "not_owned"
+FORGET_SCHEMA = StructType([StructField("status", StringType()), StructField("error", StringType())])
+# Each status of `forget`, as the counts name it.
+FORGET_COUNTS = {
+    FORGOTTEN: "stale_entries_removed",
+    NOT_OWNED: "stale_entries_of_other_batches",
+    ERROR: "stale_entries_not_removed",
+}
+
+
+def _forget_partition(config: DynamoDbConfig, run: str, keys: Iterable[Any]) -> Iterator[tuple[str, str | None]]:
+    client = config.client()
+
+    def forget(key: Any) -> tuple[str, str | None]:
+        item = _item(key["event_id"], key["fingerprint"], run, 0, 0)
+        return _delete_own(client, config, {"eventId": item["eventId"], "fingerprint": item["fingerprint"]}, run)
+
+    yield from _in_threads(forget, keys, config.threads)
 
 
 def _lookup_partition(config: DynamoDbConfig, keys: Iterable[Any]) -> Iterator[tuple]:

@@ -66,6 +66,7 @@ X = "11111111-0000-4000-8000-000000000001"
 Y = "22222222-0000-4000-8000-000000000002"
 E = "e0e0e0e0-0000-4000-8000-0000000000e0"  # never has a fingerprint; one line redelivered to three batches
 F = "44444444-0000-4000-8000-000000000004"
+Z = "55555555-0000-4000-8000-000000000005"  # the tests of a batch run again without some events
 IDS = {"A": A, "C": C, "N": N, "S": S, "U": U, "D": D, "X": X, "Y": Y, "E": E}
 
 

@@ -28,7 +28,12 @@ from snowplow_assets.manifest.base import (
     EventManifestUnavailable,
     batch_etl_time,
 )
-from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbConfig, DynamoDbEventManifest, create_table
+from snowplow_assets.manifest.dynamodb_event_manifest import (
+    FORGET_COUNTS,
+    DynamoDbConfig,
+    DynamoDbEventManifest,
+    create_table,
+)
 from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
 from snowplow_assets.manifest.populate import populate_event_manifest
 from snowplow_assets_tests.conftest import write_run_folder
@@ -52,6 +57,7 @@ from snowplow_assets_tests.manifest.conftest import (
     U,
     X,
     Y,
+    Z,
     entries,
     line,
     new_table,
@@ -250,6 +256,41 @@ def test_one_event_enriched_long_ago_does_not_make_its_batchs_entries_expire_as_
     populate_event_manifest(lambda: spark, fs, lake, manifest, date(2026, 3, 1), claim_ids=True)
     found = manifest.lookup(spark.createDataFrame([(X, "fpX")], "event_id string, fingerprint string")).collect()
     assert [(row.run, row.ttl) for row in found] == [(B2, first.ttl)]
+
+
+@pytest.mark.parametrize("backend", ["lake", "dynamodb"])
+def test_a_batch_run_again_without_some_events_no_longer_holds_them(spark, lake, fs, moto_server, backend):
+    """A file of B2 landed in B1 by mistake, and B1 was shredded; the file was moved and B1 run again. DynamoDB
+    kept B1's items of the moved events, written one by one, and B2 then dropped Y as a copy of an event B1 no
+    longer loaded: Y was loaded nowhere. The lake rewrites a batch's entries whole, and always got it right."""
+    clock = MovableClock(NOW)
+    if backend == "lake":
+        manifest = LakeEventManifest(fs, lake, clock=clock)
+    else:
+        manifest = DynamoDbEventManifest(new_table(moto_server, "moved"), fs, clock=clock)
+    options = ShredOptions(event_manifest=manifest)
+    write_run_folder(lake, B1, [line(Z, "fpZ1", ETL[B1])])
+    shred_run_folder(spark, fs, lake, B1, options)
+    write_run_folder(lake, B2, [line(X, "fpX", ETL[B2]), line(Y, "fpY", ETL[B2]), line(Z, "fpZ2", ETL[B2])])
+    first = shred_run_folder(spark, fs, lake, B2, options)
+    assert {a: n for a, n in first.duplicates.items() if n} == {CROSS_BATCH_RENAME: 1}, "Z's id is B1's"
+
+    fs.delete(lake.enriched_run(B2))
+    write_run_folder(lake, B2, [line(X, "fpX", ETL[B2])])
+    rerun = shred_run_folder(spark, fs, lake, B2, options)
+    if backend == "dynamodb":  # Y's pair and id, Z's second pair; Z's id is B1's and stays
+        assert {k: rerun.event_manifest.counts[k] for k in FORGET_COUNTS.values()} == {
+            "stale_entries_removed": 3, "stale_entries_of_other_batches": 1, "stale_entries_not_removed": 0,
+        }  # fmt: skip
+    keys = [(Z, "fpZ1"), (Z, "fpZ2"), (Z, None), (X, "fpX"), (X, None), (Y, "fpY"), (Y, None)]
+    held = manifest.lookup(spark.createDataFrame(keys, "event_id STRING, fingerprint STRING")).collect()
+    assert {(r.event_id, r.fingerprint): r.run for r in held} == {
+        (Z, "fpZ1"): B1, (Z, None): B1, (X, "fpX"): B2, (X, None): B2,
+    }  # fmt: skip
+
+    write_run_folder(lake, B3, [line(Y, "fpY", ETL[B3]), line(Z, "fpZ2", ETL[B3])])
+    later = shred_run_folder(spark, fs, lake, B3, options)
+    assert {a: n for a, n in later.duplicates.items() if n} == {CROSS_BATCH_RENAME: 1} and later.good == 2
 
 
 @pytest.mark.parametrize("backend", ["lake", "dynamodb"])
