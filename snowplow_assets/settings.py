@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
+from snowplow_assets.events.iglu_resolver import IgluResolver
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.shared_spark_server import DEFAULT_IDLE_MINUTES, SharedServer, default_shared_server_root
 from snowplow_assets.storage.s3 import spark_s3_config
@@ -107,6 +108,12 @@ class Settings(BaseSettings):
     event_manifest_dynamodb_region: str | None = Field(default=None, description="AWS region of that table.")
     event_manifest_dynamodb_endpoint_url: str | None = Field(
         default=None, description="DynamoDB endpoint URL, for a local stack (e.g. http://localhost:4566)."
+    )
+
+    iglu_resolver: str | None = Field(
+        default=None,
+        description="An Iglu resolver config (JSON, FORMATS.md §2): events whose schemas none of its registries "
+        "holds become loader_iglu_error bad rows. Unset, every schema that matches the Iglu URI pattern is shredded.",
     )
 
     # Run-folder discovery
@@ -278,6 +285,15 @@ class Settings(BaseSettings):
             name, _, rest = str(error).partition(" ")
             raise ValueError(f"SNOWPLOW_WEB_{name.upper()} {rest}") from None
         return self
+
+    @field_validator("iglu_resolver")
+    @classmethod
+    def _resolver_config_is_one(cls, path: str | None) -> str | None:
+        if not path:
+            return None
+        absolute = Path(path).expanduser().resolve()
+        IgluResolver.from_file(absolute)  # its ValueError says what is wrong with the file
+        return str(absolute)
 
     @model_validator(mode="after")
     def _absolute_lake(self) -> Settings:

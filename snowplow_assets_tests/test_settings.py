@@ -195,3 +195,22 @@ def test_the_driver_memory_is_a_size_the_jvm_takes_and_the_remote_a_spark_connec
     assert Settings().spark_config["spark.remote"] == "sc://localhost:15002/;token=abc"
     monkeypatch.setenv("SNOWPLOW_SPARK_REMOTE", "")
     assert Settings().spark_remote is None and "spark.remote" not in Settings().spark_config
+
+
+def test_an_iglu_resolver_config_is_checked_when_read_and_named_by_its_variable(monkeypatch, tmp_path):
+    """A config that is not one stops the settings, as a command or `dagster dev` reads them, rather than the
+    first shred; a relative path is made absolute, as the run's working folder may differ."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SNOWPLOW_IGLU_RESOLVER", "resolver.json")
+    with pytest.raises(InvalidSettings, match=r"SNOWPLOW_IGLU_RESOLVER: cannot read the Iglu resolver config .*"):
+        Settings()
+    (tmp_path / "resolver.json").write_text('{"schema": "iglu:com.acme/x/jsonschema/1-0-0", "data": {}}')
+    with pytest.raises(InvalidSettings, match=r"SNOWPLOW_IGLU_RESOLVER: the Iglu resolver config .* is not one"):
+        Settings()
+    (tmp_path / "resolver.json").write_text(
+        '{"schema": "iglu:com.snowplowanalytics.iglu/resolver-config/jsonschema/1-0-3", "data": {"repositories": '
+        '[{"name": "Local", "priority": 0, "vendorPrefixes": [], "connection": {"embedded": {"path": "iglu"}}}]}}'
+    )
+    assert Settings().iglu_resolver == str(tmp_path / "resolver.json")
+    monkeypatch.setenv("SNOWPLOW_IGLU_RESOLVER", "")
+    assert Settings().iglu_resolver is None

@@ -33,6 +33,12 @@ def loader_parsing_error(failure: str, line: str) -> str:
     return bad_row(LOADER_PARSING_ERROR, failure, line)
 
 
+def loader_iglu_error(failure: str, payload: str) -> str:
+    """`failure` is JSON (a VARIANT): the array of the event's unresolved schemas (events/iglu_resolver.py);
+    `payload` the event, see `event_json`."""
+    return bad_row(LOADER_IGLU_ERROR, failure, payload)
+
+
 def loader_runtime_error(failure: str, payload: str) -> str:
     """`failure` is a message string (loader_runtime_error 1-0-1); `payload` the event, see `event_json`."""
     return bad_row(LOADER_RUNTIME_ERROR, failure, payload)

@@ -70,13 +70,15 @@ SYNTHETIC_RENAME = "synthetic_rename"
 CROSS_BATCH_DUPLICATE = "cross_batch_duplicate"
 CROSS_BATCH_RENAME = "cross_batch_rename"
 MANIFEST_ERROR = "manifest_error"
+IGLU_ERROR = "iglu_error"  # decided before deduplication (shred_batch.py), which such events take no part in
 
 # What each action does to its line's output: leave it out, give its event a new id, or make it a bad row.
 DROP_ACTIONS = (NATURAL_DUPLICATE, CROSS_BATCH_DUPLICATE)
 RENAME_ACTIONS = (SYNTHETIC_RENAME, CROSS_BATCH_RENAME)
-ERROR_ACTIONS = (MANIFEST_ERROR,)
+ERROR_ACTIONS = (MANIFEST_ERROR, IGLU_ERROR)
 
-# `failure` says why the manifest could not check a `manifest_error` line; null for every other action.
+# `failure` says why the line is an error: for a `manifest_error` line why the manifest could not check it,
+# for an `iglu_error` line the JSON array of its unresolved schemas' failures; null for every other action.
 DECISION_COLUMNS = ("row_id", "action", "event_id", "new_event_id", "failure")
 
 

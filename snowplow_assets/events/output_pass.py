@@ -4,9 +4,10 @@ It reads the parse pass's staged records (parse_pass.py), joins the (small, broa
 row_id, leaves out the lines of dropped duplicates, puts each event's final id between the two parts of
 its lines, and adds the `duplicate` context of a renamed event. No line is parsed again, so this pass
 costs about what copying the output costs. All outputs leave in one write partitioned by their folder
-(output_folders.py). Only the events the event manifest could not check (none with the lake manifest;
-DynamoDB failures) are read and parsed once more, those lines alone, to become loader_runtime_error bad
-rows with the event as JSON.
+(output_folders.py). Only the events decided into errors, those the event manifest could not check (none
+with the lake manifest; DynamoDB failures) and those whose schemas no Iglu registry holds, are read and
+parsed once more, those lines alone, to become loader_runtime_error and loader_iglu_error bad rows with the
+event as JSON.
 
 Both writes count what they saw, so that the job can check that every staged line was found and every
 decision applied to the line it was taken for (shred_batch.py).
@@ -18,7 +19,7 @@ from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 
 from snowplow_assets.events import bad_rows, shred
-from snowplow_assets.events.dedup import DROP_ACTIONS, ERROR_ACTIONS, RENAME_ACTIONS
+from snowplow_assets.events.dedup import DROP_ACTIONS, ERROR_ACTIONS, IGLU_ERROR, RENAME_ACTIONS
 from snowplow_assets.events.output_folders import BAD, FOLDER, RECORD_TYPE
 from snowplow_assets.events.output_records import ROOT_TSTAMP, entity_record, record, record_line
 from snowplow_assets.events.parse import parse_enriched
@@ -62,7 +63,7 @@ def write_outputs(
             F.count_if(~F.col("good")).alias("bad"),
             F.count_if(F.expr(dropped)).alias("dropped"),
             F.count_if(F.expr(renamed)).alias("renamed"),
-            F.count_if(F.expr(errored)).alias("runtime_errors"),
+            F.count_if(F.expr(errored)).alias("event_errors"),
             F.count_if(F.col("action").isNotNull()).alias("decided"),
             F.count_if(F.expr("action IS NOT NULL AND (NOT good OR _decided_event_id != event_id)")).alias(
                 "misaligned"
@@ -94,26 +95,35 @@ def write_by_folder(lines: DataFrame, compression: str, spark_path: str) -> None
         )
 
 
-def write_runtime_errors(
+def write_event_errors(
     fs: LakeFileSystem, lines: DataFrame, decisions: DataFrame, compression: str, path: str
 ) -> dict[str, int]:
-    """Add loader_runtime_error bad rows for the events the manifest could not check to the output at
-    `path`; return the lines found for them, and how many of those were another event (`misaligned`).
+    """Add the bad rows of the events decided into errors (ERROR_ACTIONS) to the output at `path`: those the
+    manifest could not check are loader_runtime_error rows, their failure its message; those whose schemas no
+    registry holds are loader_iglu_error rows, their failure the JSON array of each such schema's. Return the
+    lines found for them, and how many of those were another event (`misaligned`).
 
     Their payload is the event as JSON, typed, so these lines (few) are read and parsed once more.
     """
     errored = decisions.where(F.col("action").isin(*ERROR_ACTIONS)).select(
-        "row_id", F.col("event_id").alias("_decided_event_id"), F.col("failure").alias("_manifest_failure")
+        "row_id",
+        F.col("event_id").alias("_decided_event_id"),
+        F.col("action").alias("_action"),
+        F.col("failure").alias("_failure"),
     )
-    observation = Observation("runtime_errors")
+    observation = Observation("event_errors")
     events = parse_enriched(lines.join(F.broadcast(errored), "row_id")).observe(
         observation,
         F.count(F.lit(1)).alias("lines"),
         F.count_if(F.expr("failure IS NOT NULL OR event_id != _decided_event_id")).alias("misaligned"),
     )
-    runtime_error = bad_rows.loader_runtime_error("_manifest_failure", bad_rows.event_json("line"))
+    payload = bad_rows.event_json("line")
+    bad_row = case(
+        (f"_action = {literal(IGLU_ERROR)}", bad_rows.loader_iglu_error("parse_json(_failure)", payload)),
+        otherwise=bad_rows.loader_runtime_error("_failure", payload),
+    )
     (
-        events.selectExpr(f"{record(BAD, runtime_error)} AS r")
+        events.selectExpr(f"{record(BAD, bad_row)} AS r")
         .selectExpr(f"r.folder AS {FOLDER}", "r.head AS value")
         .write.mode("append")
         .partitionBy(FOLDER)

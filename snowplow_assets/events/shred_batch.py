@@ -5,20 +5,22 @@ what the job costs; every later step works on narrow keys or on text already ren
 
 1. *Parse pass* (parse_pass.py). Every line is parsed, and its output records (output_records.py), a bad
    row or the event's lines with a gap for its id, are staged as Parquet with its dedup keys.
-2. *Decisions* (here, with dedup.py's rules). From the keys alone decide which lines are duplicates to drop
-   and which events get a new id. Only lines whose id is shared are ever shuffled, so this stays small.
-   With an event manifest, every event kept in-batch is then checked against it (manifest/), and its
-   answers become more decisions: cross-batch duplicates to drop, cross-batch synthetic duplicates to
-   rename, and events the manifest could not check, which become loader_runtime_error bad rows. The keys
-   are read back from the staging alone (Parquet reads only their columns).
+2. *Decisions* (here, with dedup.py's rules). With an Iglu resolver, the events whose schemas no registry
+   holds are decided first, into loader_iglu_error bad rows (iglu_errors.py), and take no part in the rest.
+   From the keys alone decide which lines are duplicates to drop and which events get a new id. Only lines
+   whose id is shared are ever shuffled, so this stays small. With an event manifest, every event kept
+   in-batch is then checked against it (manifest/), and its answers become more decisions: cross-batch
+   duplicates to drop, cross-batch synthetic duplicates to rename, and events the manifest could not
+   check, which become loader_runtime_error bad rows. The keys are read back from the staging alone
+   (Parquet reads only their columns).
 3. *Output pass* (output_pass.py). The decisions applied to the staged records, every output written in
    one pass, each event's final id put in.
 4. *Publish* (here). Arrange the written folders into the loader layout, then swap the run folder's output
    into place and write `shredding_complete.json` last.
 
 Invariant, checked before anything is published: lines read = good + bad + duplicates removed, where bad
-counts parse failures and events the manifest could not check; and the output pass found every line the
-parse pass staged, each decision on the line it was taken for.
+counts parse failures, events of unresolved schemas and events the manifest could not check; and the
+output pass found every line the parse pass staged, each decision on the line it was taken for.
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ from pyspark.sql import functions as F
 
 from snowplow_assets.events import dedup, shred
 from snowplow_assets.events.completion import shredding_complete
-from snowplow_assets.events.dedup import DROP_ACTIONS, ERROR_ACTIONS, RENAME_ACTIONS
+from snowplow_assets.events.dedup import DROP_ACTIONS, ERROR_ACTIONS, IGLU_ERROR, MANIFEST_ERROR, RENAME_ACTIONS
+from snowplow_assets.events.iglu_errors import split_unresolved
+from snowplow_assets.events.iglu_resolver import IgluResolver
 from snowplow_assets.events.output_folders import ATOMIC_EVENTS, layout_folder
-from snowplow_assets.events.output_pass import write_outputs, write_runtime_errors
+from snowplow_assets.events.output_pass import write_event_errors, write_outputs
 from snowplow_assets.events.parse_pass import parse_pass
 from snowplow_assets.events.reader import read_lines, run_folder_files
 from snowplow_assets.lake import Lake
@@ -50,17 +54,18 @@ KEY_COLUMNS = ("row_id", "event_id", "fingerprint", "etl_tstamp", "line_hash", "
 
 # The phases of shred_run_folder, in order, as ShredReport.phase_seconds names them. One that did not happen
 # is absent: the full parser's (its checks of the pending fields, and any full parse after them) when the
-# fast path left it no line, the event manifest's without a manifest.
-PARSE, FULL_PARSE, DECISIONS, EVENT_MANIFEST, SUMMARY, OUTPUT, PUBLISH = (
+# fast path left it no line, the Iglu lookup's without a resolver, the event manifest's without a manifest.
+PARSE, FULL_PARSE, IGLU, DECISIONS, EVENT_MANIFEST, SUMMARY, OUTPUT, PUBLISH = (
     "parse",
     "full_parse",
+    "iglu",
     "decisions",
     "event_manifest",
     "summary",
     "output",
     "publish",
 )
-PHASES = (PARSE, FULL_PARSE, DECISIONS, EVENT_MANIFEST, SUMMARY, OUTPUT, PUBLISH)
+PHASES = (PARSE, FULL_PARSE, IGLU, DECISIONS, EVENT_MANIFEST, SUMMARY, OUTPUT, PUBLISH)
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,9 @@ class ShredOptions:
     # Cross-batch deduplication: off without a manifest. Both kinds presuppose their in-batch kind.
     event_manifest: EventManifest | None = None
     cross_batch_synthetic: bool = True
+    # Events whose schemas no registry of the resolver holds are loader_iglu_error bad rows; without one,
+    # every schema that matches the Iglu URI pattern is shredded.
+    iglu_resolver: IgluResolver | None = None
 
     def __post_init__(self) -> None:
         if self.event_manifest is not None and not self.dedup.natural:
@@ -103,7 +111,7 @@ class ShredReport:
     lines_read: int
     good: int
     bad: int  # bad rows written: parse failures and events the manifest could not check
-    duplicates: dict[str, int]  # decision action -> lines: drops, renames and manifest errors alike
+    duplicates: dict[str, int]  # decision action -> lines: drops, renames and errors alike
     entity_types: list[EntityTypeCount]
     # ISO 8601 in UTC to the millisecond, as the marker has them ("2026-03-01T10:00:00.123Z"): _COLLECTOR_RANGE.
     min_collector_tstamp: str | None
@@ -111,6 +119,7 @@ class ShredReport:
     started: datetime
     completed: datetime
     event_manifest: EventManifestReport | None = None
+    unresolved_schemas: list[str] = field(default_factory=list)  # schema URIs no Iglu registry holds
     # Wall seconds of each phase of the job (PHASES), each without the phases inside it.
     phase_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -124,7 +133,13 @@ class ShredReport:
 
     @property
     def runtime_errors(self) -> int:
-        return sum(n for action, n in self.duplicates.items() if action in ERROR_ACTIONS)
+        """Events the event manifest could not check (loader_runtime_error bad rows)."""
+        return self.duplicates.get(MANIFEST_ERROR, 0)
+
+    @property
+    def iglu_errors(self) -> int:
+        """Events whose schemas no Iglu registry holds (loader_iglu_error bad rows)."""
+        return self.duplicates.get(IGLU_ERROR, 0)
 
 
 def shred_run_folder(
@@ -152,8 +167,14 @@ def shred_run_folder(
         keys = parsed.where(F.col("good")).select(*KEY_COLUMNS)
         batch = Batch(run, batch_etl_time(earliest_etl_time, run))
         with phases.phase(DECISIONS):
+            resolved_keys, unresolved_decisions, unresolved_schemas = keys, None, []
+            if options.iglu_resolver is not None:
+                with phases.phase(IGLU):
+                    resolved_keys, unresolved_decisions, unresolved_schemas = split_unresolved(
+                        keys, options.iglu_resolver
+                    )
             decisions, duplicates, manifest_report, stale = _write_decisions(
-                spark, fs, lake, keys, options, batch, staging, phases
+                spark, fs, lake, resolved_keys, unresolved_decisions, options, batch, staging, phases
             )
         with phases.phase(SUMMARY):
             summary = _summarise_survivors(keys, decisions, renamed=sum(duplicates[a] for a in RENAME_ACTIONS))
@@ -161,11 +182,11 @@ def shred_run_folder(
         write = f"{staging}/write"
         with phases.phase(OUTPUT):
             output_counts = write_outputs(fs, parsed, decisions, sum(duplicates.values()), options.compression, write)
-            runtime_error_counts = None
+            event_error_counts = None
             if any(duplicates[a] for a in ERROR_ACTIONS):
                 # The same DataFrame again: the same scan of the same files numbers the lines the same way.
-                runtime_error_counts = write_runtime_errors(fs, lines, decisions, options.compression, write)
-        _check_conservation(parse_counts, output_counts, runtime_error_counts, duplicates, summary.good)
+                event_error_counts = write_event_errors(fs, lines, decisions, options.compression, write)
+        _check_conservation(parse_counts, output_counts, event_error_counts, duplicates, summary.good)
         with phases.phase(PUBLISH):
             _arrange_layout(fs, f"{staging}/write", f"{staging}/good", f"{staging}/bad")
 
@@ -184,6 +205,7 @@ def shred_run_folder(
             started=started,
             completed=datetime.now(timezone.utc),
             event_manifest=manifest_report,
+            unresolved_schemas=unresolved_schemas,
             # The very dict the phases are timed into: publishing writes the marker, which is made from the
             # report, so the report exists before its last phase ends.
             phase_seconds=phases.seconds,
@@ -211,13 +233,15 @@ def _write_decisions(
     fs: LakeFileSystem,
     lake: Lake,
     keys: DataFrame,
+    unresolved: DataFrame | None,
     options: ShredOptions,
     batch: Batch,
     staging: str,
     phases: PhaseTimes,
 ) -> tuple[DataFrame, dict[str, int], EventManifestReport | None, DataFrame | None]:
     """Materialise the decisions once, so the summary and the output pass see exactly the same ones; count them
-    by action.
+    by action. `keys` are the events to deduplicate, those whose schemas resolved; `unresolved` the decisions
+    that make the others loader_iglu_error bad rows (iglu_errors.py), which join the rest here.
 
     With an event manifest, the in-batch decisions are materialised first: the events they keep are what
     the manifest checks (and, with DynamoDB, writes) exactly once. Where the manifest keeps what an earlier
@@ -245,6 +269,8 @@ def _write_decisions(
                 shredded_event_keys(spark, fs, lake, [batch.run]), options.cross_batch_synthetic
             )
             stale = _materialise(spark, fs, recorded_before.subtract(recorded_now), f"{staging}/stale-manifest-keys")
+    if unresolved is not None:
+        decisions = decisions.unionByName(unresolved)
     observation = Observation("decisions")
     actions = (*DROP_ACTIONS, *RENAME_ACTIONS, *ERROR_ACTIONS)
     counts = [F.count_if(F.col("action") == action).alias(action) for action in actions]
@@ -306,12 +332,12 @@ def _summarise_survivors(keys: DataFrame, decisions: DataFrame, renamed: int) ->
 def _check_conservation(
     parse_counts: dict[str, int],
     output_counts: dict[str, int],
-    runtime_errors: dict[str, int] | None,
+    event_errors: dict[str, int] | None,
     duplicates: dict[str, int],
     good: int,
 ) -> None:
     """Every line is good, bad or a removed duplicate; the output pass found every staged line, and every
-    decision on the line (and, for manifest errors, the re-read line) it was taken for."""
+    decision on the line (and, for errors, the re-read line) it was taken for."""
     expected_drops = sum(n for a, n in duplicates.items() if a in DROP_ACTIONS)
     expected_renames = sum(n for a, n in duplicates.items() if a in RENAME_ACTIONS)
     expected_errors = sum(n for a, n in duplicates.items() if a in ERROR_ACTIONS)
@@ -325,27 +351,24 @@ def _check_conservation(
             f"decisions matched {output_counts['decided']} of {sum(duplicates.values())} lines, "
             f"{output_counts['misaligned']} on a different event"
         )
-    applied = (output_counts["dropped"], output_counts["renamed"], output_counts["runtime_errors"])
+    applied = (output_counts["dropped"], output_counts["renamed"], output_counts["event_errors"])
     if applied != (expected_drops, expected_renames, expected_errors):
         problems.append(
-            f"applied {applied[0]} drops, {applied[1]} renames and {applied[2]} manifest errors, "
+            f"applied {applied[0]} drops, {applied[1]} renames and {applied[2]} errors, "
             f"decided {expected_drops}, {expected_renames} and {expected_errors}"
         )
     if expected_errors and (
-        runtime_errors is None or (runtime_errors["lines"], runtime_errors["misaligned"]) != (expected_errors, 0)
+        event_errors is None or (event_errors["lines"], event_errors["misaligned"]) != (expected_errors, 0)
     ):
-        found = runtime_errors or {"lines": 0, "misaligned": 0}
+        found = event_errors or {"lines": 0, "misaligned": 0}
         problems.append(
-            f"the re-read for {expected_errors} manifest errors found {found['lines']} lines, "
+            f"the re-read for {expected_errors} errors found {found['lines']} lines, "
             f"{found['misaligned']} of them another event: the two reads numbered lines differently"
         )
-    if (
-        output_counts["lines"]
-        != good + output_counts["bad"] + output_counts["runtime_errors"] + output_counts["dropped"]
-    ):
+    if output_counts["lines"] != good + output_counts["bad"] + output_counts["event_errors"] + output_counts["dropped"]:
         problems.append(
             f"{output_counts['lines']} lines read != {good} good + {output_counts['bad']} bad "
-            f"+ {output_counts['runtime_errors']} manifest errors + {output_counts['dropped']} duplicates removed"
+            f"+ {output_counts['event_errors']} errors + {output_counts['dropped']} duplicates removed"
         )
     if problems:
         raise RuntimeError("shred output not published, lines are not accounted for: " + "; ".join(problems))

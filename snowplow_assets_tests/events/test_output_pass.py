@@ -46,7 +46,7 @@ def test_the_decisions_drop_rename_and_leave_every_other_line_as_staged(spark, f
         "bad": 1,
         "dropped": 1,
         "renamed": 1,
-        "runtime_errors": 0,
+        "event_errors": 0,
         "decided": 2,
         "misaligned": 0,
     }

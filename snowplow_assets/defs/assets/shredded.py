@@ -39,6 +39,8 @@ def _common_metadata(report: ShredReport) -> dict[str, object]:
         "cross_batch_duplicates_removed": report.duplicates.get(dedup.CROSS_BATCH_DUPLICATE, 0),
         "cross_batch_synthetic_duplicates_renamed": report.duplicates.get(dedup.CROSS_BATCH_RENAME, 0),
         "event_manifest_runtime_errors": report.runtime_errors,
+        "iglu_errors": report.iglu_errors,
+        "iglu_unresolved_schemas": dg.MetadataValue.json(report.unresolved_schemas),
         "input_files": report.input_files,
         "duration_seconds": round((report.completed - report.started).total_seconds(), 2),
         "phase_seconds": dg.MetadataValue.json({name: round(s, 2) for name, s in report.phase_seconds.items()}),
@@ -167,6 +169,7 @@ def shred(
             f"{run_folder}: {report.lines_read} lines: {report.good} good, {report.bad} bad, "
             f"{report.removed} duplicates removed, {report.renamed} renamed"
             + (f", {report.runtime_errors} not checked by the event manifest" if report.runtime_errors else "")
+            + (f", {report.iglu_errors} of schemas no Iglu registry holds" if report.iglu_errors else "")
         )
         for asset_key, metadata in _metadata_by_asset(report).items():
             withdrawn = {"completion_marker_withdrawn_by": blocked} if blocked else {}

@@ -45,6 +45,7 @@ def build_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
             dedup_natural=settings.dedup_natural,
             dedup_synthetic=settings.dedup_synthetic,
             compression=settings.output_compression,
+            iglu_resolver=settings.iglu_resolver,
         ),
         "web": WebModelsResource.from_settings(settings),
         "event_manifest_backend": EventManifestResource(

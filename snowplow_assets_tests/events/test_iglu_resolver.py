@@ -1,0 +1,155 @@
+"""The Iglu resolver (events/iglu_resolver.py) against a real HTTP registry and a folder: lookup order,
+answers, failures, and configs that are not one."""
+
+import json
+
+import pytest
+
+from snowplow_assets.events.iglu_resolver import NOT_FOUND, IgluResolver, IgluUnavailable
+from snowplow_assets_tests.events.iglu_registries import (
+    embedded_repository,
+    http_registry,
+    http_repository,
+    registry_path,
+    resolver_config,
+    write_embedded_registry,
+)
+
+ACME = "iglu:com.acme/checkout/jsonschema/1-0-0"
+ACME_NEWER = "iglu:com.acme/checkout/jsonschema/1-0-1"
+OTHER = "iglu:org.example/thing/jsonschema/2-0-0"
+
+
+def resolver(tmp_path, repositories, **options) -> IgluResolver:
+    config = resolver_config(tmp_path / "resolver.json", repositories)
+    loaded = IgluResolver.from_file(config)
+    for name, value in {"backoff": 0.0, **options}.items():
+        setattr(loaded, name, value)
+    return loaded
+
+
+def test_held_schemas_resolve_and_the_others_fail_with_every_repositorys_answer(tmp_path):
+    write_embedded_registry(tmp_path / "registry", [ACME])
+    with http_registry() as registry:
+        registry.hold(OTHER)
+        found = resolver(
+            tmp_path,
+            [http_repository("Central", registry.uri), embedded_repository("Local", "registry")],
+        )
+        failures = found.unresolved([ACME, OTHER, ACME_NEWER, ACME])
+    assert list(failures) == [ACME_NEWER]
+    failure = failures[ACME_NEWER]
+    assert (failure["type"], failure["schemaKey"], failure["error"]["error"]) == (
+        "IgluError",
+        ACME_NEWER,
+        "ResolutionError",
+    )
+    history = failure["error"]["lookupHistory"]
+    assert [(h["repository"], h["errors"], h["attempts"]) for h in history] == [
+        ("Local", [{"error": NOT_FOUND}], 1),  # embedded before http
+        ("Central", [{"error": NOT_FOUND}], 1),  # a 404 is an answer: not retried
+    ]
+    assert history[0]["lastAttempt"].endswith("Z") and json.dumps(failures)  # JSON all the way down
+
+
+def test_lookup_order_is_vendor_prefixes_then_embedded_then_priority(tmp_path):
+    """FORMATS.md §2; the first repository that holds a schema resolves it, and no other is asked."""
+    with http_registry() as low, http_registry() as high, http_registry() as acme:
+        for registry in (low, high, acme):
+            registry.hold(ACME, OTHER)
+        write_embedded_registry(tmp_path / "embedded", [OTHER])
+        found = resolver(
+            tmp_path,
+            [
+                http_repository("high", high.uri, priority=5),
+                http_repository("low", low.uri, priority=1),
+                http_repository("acme", acme.uri, priority=9, prefixes=("com.acme",)),
+                embedded_repository("embedded", "embedded", priority=9),
+            ],
+        )
+        assert found.unresolved([ACME, OTHER]) == {}
+    assert [path for path, _ in acme.requests] == ["/" + registry_path(ACME)], "its prefix first, for com.acme only"
+    assert low.requests == [] and high.requests == [], "com.acme found first; org.example in the embedded one"
+
+    with http_registry() as low, http_registry() as high:
+        low.hold(ACME)
+        high.hold(ACME)
+        found = resolver(tmp_path, [http_repository("high", high.uri, 5), http_repository("low", low.uri, 1)])
+        assert found.unresolved([ACME]) == {}
+    assert (len(low.requests), len(high.requests)) == (1, 0), "lower priority first"
+
+
+def test_the_apikey_is_sent_and_a_wrong_one_fails_the_lookup_naming_the_registry(tmp_path):
+    with http_registry(apikey="s3cret") as registry:
+        registry.hold(ACME)
+        assert resolver(tmp_path, [http_repository("Private", registry.uri, apikey="s3cret")]).unresolved([ACME]) == {}
+        assert registry.requests[-1][1] == "s3cret"
+        wrong = resolver(tmp_path, [http_repository("Private", registry.uri, apikey="nope")])
+        with pytest.raises(IgluUnavailable, match=r"Private: HTTP 401 .*run the folder again once the registry"):
+            wrong.unresolved([ACME])
+
+
+def test_a_registry_that_cannot_answer_fails_the_lookup_after_its_retries_unless_another_holds_the_schema(tmp_path):
+    """Not found is an answer; a 503 or no server at all is none, and no evidence that the schema is absent."""
+    with http_registry() as failing, http_registry() as holding:
+        failing.answers["/" + registry_path(ACME)] = (503, "busy")
+        holding.hold(ACME)
+        only_failing = resolver(tmp_path, [http_repository("Flaky", failing.uri)], attempts=3)
+        with pytest.raises(IgluUnavailable, match=rf"no Iglu repository holds {ACME}, and 1 could not answer"):
+            only_failing.unresolved([ACME])
+        assert len(failing.requests) == 3, "retried"
+
+        both = resolver(tmp_path, [http_repository("Flaky", failing.uri, 0), http_repository("Good", holding.uri, 1)])
+        assert both.unresolved([ACME]) == {}
+
+    gone = resolver(tmp_path, [http_repository("Gone", "http://127.0.0.1:9")], attempts=2, timeout=2)
+    with pytest.raises(IgluUnavailable, match="Gone: .*refused"):
+        gone.unresolved([ACME])
+
+
+def test_a_vendor_of_dots_is_never_looked_up(tmp_path):
+    """The Iglu URI pattern allows `..` as a vendor: as a path it would climb out of the embedded registry."""
+    outside = "iglu:../etc/jsonschema/1-0-0"
+    (tmp_path / "etc" / "jsonschema").mkdir(parents=True)
+    (tmp_path / "etc" / "jsonschema" / "1-0-0").write_text("{}")  # what `registry/schemas/../etc/...` would hit
+    write_embedded_registry(tmp_path / "registry", [])
+    (tmp_path / "registry" / "etc" / "jsonschema").mkdir(parents=True)
+    (tmp_path / "registry" / "etc" / "jsonschema" / "1-0-0").write_text("{}")
+    with http_registry() as registry:
+        found = resolver(tmp_path, [embedded_repository("Local", "registry"), http_repository("Web", registry.uri)])
+        failures = found.unresolved([outside])
+    assert list(failures) == [outside] and registry.requests == []
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("{", "is no JSON"),
+        (
+            '{"schema": "iglu:com.acme/other/jsonschema/1-0-0", "data": {"repositories": [{"name": "x", '
+            '"connection": {"embedded": {"path": "r"}}}]}}',
+            "not iglu:com.snowplow",
+        ),
+        (
+            '{"schema": "iglu:com.snowplowanalytics.iglu/resolver-config/jsonschema/1-0-3", "data": {}}',
+            "Field required",
+        ),
+        (
+            '{"schema": "iglu:com.snowplowanalytics.iglu/resolver-config/jsonschema/1-0-3", "data": {"repositories": '
+            '[{"name": "x", "connection": {"ftp": {"uri": "ftp://x"}}}]}}',
+            "either http or embedded",
+        ),
+        (
+            '{"schema": "iglu:com.snowplowanalytics.iglu/resolver-config/jsonschema/1-0-3", "data": {"repositories": '
+            '[{"name": "x", "connection": {"http": {"uri": "iglucentral.com"}}}]}}',
+            "String should match pattern",
+        ),
+    ],
+)
+def test_a_config_that_is_not_one_says_what_is_wrong(tmp_path, text, problem):
+    path = tmp_path / "resolver.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=f"the Iglu resolver config {path} .*{problem}"):
+        IgluResolver.from_file(path)
+    with pytest.raises(ValueError, match="cannot read the Iglu resolver config .*No such file"):
+        IgluResolver.from_file(tmp_path / "missing.json")
