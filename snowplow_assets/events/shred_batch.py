@@ -110,7 +110,7 @@ class ShredReport:
     input_files: int
     lines_read: int
     good: int
-    bad: int  # bad rows written: parse failures and events the manifest could not check
+    bad: int  # bad rows written: parse failures, events of unresolved schemas, events the manifest could not check
     duplicates: dict[str, int]  # decision action -> lines: drops, renames and errors alike
     entity_types: list[EntityTypeCount]
     # ISO 8601 in UTC to the millisecond, as the marker has them ("2026-03-01T10:00:00.123Z"): _COLLECTOR_RANGE.

@@ -2,9 +2,9 @@
 
 **Table.** Hash key `eventId` (S), range key `fingerprint` (S); attributes `etlTime` (N, the batch
 etlTime), `ttl` (N, `Batch.ttl`: TTL days after etlTime or the run folder's time, the table's TTL attribute)
-and `run` (S, the batch that owns the item). An id claim is an item whose `eventId` is `id:<event_id>` and whose `fingerprint` is `-`: a real
-eventId is always a UUID, so a claim can never collide with a pair. `create_table` makes the table with
-TTL enabled on `ttl`.
+and `run` (S, the batch that owns the item). An id claim is an item whose `eventId` is `id:<event_id>` and
+whose `fingerprint` is `-`: a real eventId is always a UUID, so a claim can never collide with a pair.
+`create_table` makes the table with TTL enabled on `ttl`.
 
 **Long fingerprints.** DynamoDB refuses a range key longer than 1,024 bytes. Enrich's fingerprints are
 hashes of 32 to 128 characters, but `event_fingerprint` is free text: a longer one is keyed by its SHA-256,
@@ -25,7 +25,8 @@ must not cause drops.
 
 **A batch run again** whose input changed records fewer keys than its earlier run, whose items stay: `forget`
 deletes those of its published output that the run no longer records (`DeleteItem` on `#run = :run`, so an
-item another batch owns stays), after the new output is published (shred_batch.py).
+item another batch owns stays; such an item, or one gone already, counts as not owned), after the new output
+is published (shred_batch.py).
 
 **Where the puts run.** In the Spark executors' Python workers, with boto3 (partition_tasks.py, so a Spark
 Connect server runs them as a classic session does). The kept events are grouped by event_id first,
@@ -466,7 +467,7 @@ FORGET_SCHEMA = StructType([StructField("status", StringType()), StructField("er
 # Each status of `forget`, as the counts name it.
 FORGET_COUNTS = {
     FORGOTTEN: "stale_entries_removed",
-    NOT_OWNED: "stale_entries_of_other_batches",
+    NOT_OWNED: "stale_entries_not_owned",
     ERROR: "stale_entries_not_removed",
 }
 

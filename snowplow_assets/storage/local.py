@@ -120,11 +120,12 @@ class LocalFileSystem(LakeFileSystem):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(uri)
             return
-        for marker in os.scandir(uri):
-            if not is_data_file(marker.name) and not marker.is_dir(follow_symlinks=False):
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(marker.path)
-        shutil.rmtree(uri, onerror=_unless_gone_on_delete)
+        with contextlib.suppress(FileNotFoundError):
+            for marker in os.scandir(uri):
+                if not is_data_file(marker.name) and not marker.is_dir(follow_symlinks=False):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(marker.path)
+            shutil.rmtree(uri, onerror=_unless_gone_on_delete)
 
     def move(self, source: str, target: str) -> None:
         if os.path.lexists(target):

@@ -280,7 +280,7 @@ def test_a_batch_run_again_without_some_events_no_longer_holds_them(spark, lake,
     rerun = shred_run_folder(spark, fs, lake, B2, options)
     if backend == "dynamodb":  # Y's pair and id, Z's second pair; Z's id is B1's and stays
         assert {k: rerun.event_manifest.counts[k] for k in FORGET_COUNTS.values()} == {
-            "stale_entries_removed": 3, "stale_entries_of_other_batches": 1, "stale_entries_not_removed": 0,
+            "stale_entries_removed": 3, "stale_entries_not_owned": 1, "stale_entries_not_removed": 0,
         }  # fmt: skip
     keys = [(Z, "fpZ1"), (Z, "fpZ2"), (Z, None), (X, "fpX"), (X, None), (Y, "fpY"), (Y, None)]
     held = manifest.lookup(spark.createDataFrame(keys, "event_id STRING, fingerprint STRING")).collect()
