@@ -32,6 +32,9 @@ _S3_LAKE = re.compile(r"s3://[^/]+(/.*)?")
 # Spark starts a local driver's JVM with -Xmx<spark.driver.memory> as written, and the JVM reads a number
 # without a unit as bytes and knows no "gb": "1024" and "1gb" stop the JVM before Spark can say why.
 _JVM_MEMORY = re.compile(r"\d+[kmgt]", re.IGNORECASE)
+_SPARK_MASTER = re.compile(
+    r"local(\[(\*|[1-9][0-9]*)(,[0-9]+)?\])?|local-cluster\[[0-9]+, *[0-9]+, *[0-9]+\]|yarn|spark://\S+|k8s://\S+"
+)
 
 
 class InvalidSettings(ValueError):
@@ -40,7 +43,10 @@ class InvalidSettings(ValueError):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="SNOWPLOW_", env_file=".env", extra="ignore")
+    # The project's .env (where `demo` keeps the web start date and the project's instance), then the working
+    # folder's, which wins: a command run from another folder read the working folder's alone (until
+    # 2026-11-28), and a run there started the web models over from 2020.
+    model_config = SettingsConfigDict(env_prefix="SNOWPLOW_", env_file=(PROJECT_ROOT / ".env", ".env"), extra="ignore")
 
     lake: str = Field(
         default=str(DEFAULT_LAKE),
@@ -238,6 +244,15 @@ class Settings(BaseSettings):
             bucket, _, prefix = lake.removeprefix("s3://").partition("/")
             lake = "/".join(["s3:/", bucket, *(segment for segment in prefix.split("/") if segment)])
         return lake
+
+    @field_validator("spark_master")
+    @classmethod
+    def _master_is_sparks(cls, master: str) -> str:
+        # Spark's own forms (SparkContext's master parsing); a wrong one failed every run, each leaving its item
+        # Failed to resolve one by one, rather than the command (until 2026-11-28).
+        if not _SPARK_MASTER.fullmatch(master):
+            raise ValueError("a Spark master URL: local, local[4], local[*], yarn, spark://host:7077, k8s://…")
+        return master
 
     @field_validator("spark_driver_memory")
     @classmethod

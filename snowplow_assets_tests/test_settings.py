@@ -148,6 +148,9 @@ def test_web_models_are_checked_when_the_settings_are_read(monkeypatch):
         ("SNOWPLOW_S3_ENDPOINT_URL", "localhost:4566", "SNOWPLOW_S3_ENDPOINT_URL: an http:// or https:// URL"),
         ("SNOWPLOW_WEB_BACKFILL_LIMIT_DAYS", "99999999", "SNOWPLOW_WEB_BACKFILL_LIMIT_DAYS must be at most 3652058"),
         ("SNOWPLOW_WEB_SESSION_LOOKBACK_DAYS", "2", "SNOWPLOW_WEB_SESSION_LOOKBACK_DAYS (2) must be at least"),
+        # Failed every run, leaving each item Failed, rather than the command.
+        ("SNOWPLOW_SPARK_MASTER", "bogus", "SNOWPLOW_SPARK_MASTER: a Spark master URL"),
+        ("SNOWPLOW_SPARK_MASTER", "local[0]", "SNOWPLOW_SPARK_MASTER: a Spark master URL"),
     ],
 )
 def test_settings_whose_use_would_fail_later_are_refused_when_read(monkeypatch, variable, value, message):
@@ -214,3 +217,24 @@ def test_an_iglu_resolver_config_is_checked_when_read_and_named_by_its_variable(
     assert Settings().iglu_resolver == str(tmp_path / "resolver.json")
     monkeypatch.setenv("SNOWPLOW_IGLU_RESOLVER", "")
     assert Settings().iglu_resolver is None
+
+
+@pytest.mark.parametrize(
+    "master", ["local", "local[2]", "local[*]", "local[4,3]", "yarn", "spark://h:7077", "k8s://https://h"]
+)
+def test_every_form_of_spark_master_is_taken(monkeypatch, master):
+    monkeypatch.setenv("SNOWPLOW_SPARK_MASTER", master)
+    assert Settings().spark_config["spark.master"] == master
+
+
+def test_the_projects_env_file_is_read_from_any_folder_and_the_working_folders_wins(monkeypatch, tmp_path):
+    """A command run from another folder read that folder's .env alone (until 2026-11-28): the web start date
+    the demo keeps in the project's was not seen, and a run there started the web models over from 2020."""
+    assert Settings.model_config["env_file"] == (PROJECT_ROOT / ".env", ".env")
+    project, here = tmp_path / "project.env", tmp_path / "here"
+    project.write_text("SNOWPLOW_WEB_START_DATE=2026-11-14\nSNOWPLOW_SENSOR_CHUNK_SIZE=7\n")
+    here.mkdir()
+    (here / ".env").write_text("SNOWPLOW_SENSOR_CHUNK_SIZE=9\n")
+    monkeypatch.chdir(here)
+    read = Settings(_env_file=(project, ".env"))
+    assert (str(read.web_start_date), read.sensor_chunk_size) == ("2026-11-14", 9)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -11,12 +12,15 @@ from dotenv import set_key
 
 from snowplow_assets.cli.generate_cdc import describe, generate_demo_landings
 from snowplow_assets.cli.instance import project_instance
-from snowplow_assets.cli.process import SHRED_JOB, SHREDDED, process_all
+from snowplow_assets.cli.process import SHRED_JOB, SHREDDED, checked_settings, process_all_or_say_why
 from snowplow_assets.datagen.enriched import GenerationOptions, generate_run_folder, run_folder_name
 from snowplow_assets.lake import Lake
-from snowplow_assets.settings import Settings
+from snowplow_assets.settings import PROJECT_ROOT
 
-ENV_FILE = Path(".env")  # the one the settings read: in the working directory
+# Where the web start date is kept: the .env that keeps the project's instance (cli/instance.py), which the
+# settings read from any folder, unless DAGSTER_HOME names another instance, whose .env is the working folder's.
+# (Until 2026-11-28 it was always the working folder's, and a demo run elsewhere left it where later commands
+# from the project did not read it.)
 WEB_START_DATE = "SNOWPLOW_WEB_START_DATE"
 _SHOWN = ("lines_read", "good", "bad", "natural_duplicates_removed", "synthetic_duplicates_renamed")
 
@@ -36,7 +40,7 @@ def _metadata(instance: dg.DagsterInstance, partition: str) -> dict[str, object]
 @click.option("--events", default=2000, show_default=True, help="Events per run folder.")
 def demo(runs: int, events: int) -> None:
     """Generate sample enriched run folders into the lake, process them end to end, print what came out."""
-    settings = Settings()
+    settings = checked_settings()
     if settings.lake.startswith("s3://"):
         raise click.ClickException(
             "the demo writes sample data to a local lake; unset SNOWPLOW_LAKE or point it at a folder"
@@ -51,8 +55,9 @@ def demo(runs: int, events: int) -> None:
         # `dagster dev`'s runs start there too, not in 2020.
         start = (first - timedelta(days=14)).date()
         settings = settings.model_copy(update={"web_start_date": start})
-        set_key(ENV_FILE, WEB_START_DATE, start.isoformat(), quote_mode="never")
-        click.echo(f"web start date {start}: written to {ENV_FILE} as {WEB_START_DATE}")
+        env_file = Path(".env") if os.getenv("DAGSTER_HOME") else PROJECT_ROOT / ".env"
+        set_key(env_file, WEB_START_DATE, start.isoformat(), quote_mode="never")
+        click.echo(f"web start date {start}: written to {env_file} as {WEB_START_DATE}")
     for index in range(runs):
         stamp = first + timedelta(hours=index)
         folder = Path(lake.uri("enriched", run_folder_name(stamp)))
@@ -68,7 +73,7 @@ def demo(runs: int, events: int) -> None:
         click.echo(f"generated {landing.folder}:\n{describe(landing)}")
 
     with project_instance() as instance:
-        outcomes = process_all(instance, settings)
+        outcomes = process_all_or_say_why(instance, settings)
         click.echo("")
         for outcome in outcomes:
             if outcome.job != SHRED_JOB:

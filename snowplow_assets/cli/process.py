@@ -7,6 +7,7 @@ from collections.abc import Callable
 import click
 import dagster as dg
 
+from snowplow_assets.cdc.models import ModelsFileError, load_models
 from snowplow_assets.cli.instance import project_instance
 from snowplow_assets.cli.item_runs import ItemProcessing, process_items
 from snowplow_assets.cli.process_cdc import process_cdc
@@ -14,9 +15,11 @@ from snowplow_assets.cli.process_request import ProcessRequest
 from snowplow_assets.cli.runs import RunOutcome
 from snowplow_assets.cli.web_models import build_web_models
 from snowplow_assets.defs.manifests.cli_run_processes import fail_abandoned_runs
+from snowplow_assets.defs.manifests.instance_lake import InstanceOfAnotherLake, claim_instance_for_lake
 from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS
 from snowplow_assets.lake import Lake, validate_run_folder
 from snowplow_assets.settings import Settings
+from snowplow_assets.storage import filesystem_for
 
 SHRED_JOB = "shred_enriched_run"
 SHREDDED = dg.AssetKey("atomic_events")
@@ -63,9 +66,33 @@ def process_all(
     echo: Callable[[str], None] = click.echo,
 ) -> list[RunOutcome]:
     """Every step, in order. Runs that an earlier CLI process left in flight when it died are failed first
-    (defs/manifests/cli_run_processes.py)."""
+    (defs/manifests/cli_run_processes.py). Nothing is done in an instance that serves another lake
+    (defs/manifests/instance_lake.py)."""
+    claim_instance_for_lake(instance, settings.lake)
     fail_abandoned_runs(instance, echo)
     return [outcome for step in STEPS for outcome in step(instance, settings, echo, request)]
+
+
+def checked_settings() -> Settings:
+    """The settings, with the CDC models file read: every run loads the definitions, which need it, and a file
+    missing or invalid failed the command with a traceback after it had registered new items (until
+    2026-11-28)."""
+    settings = Settings()
+    try:
+        load_models(settings.cdc_models)
+    except ModelsFileError as error:
+        raise click.ClickException(str(error)) from None
+    return settings
+
+
+def process_all_or_say_why(
+    instance: dg.DagsterInstance, settings: Settings, request: ProcessRequest = ProcessRequest()
+) -> list[RunOutcome]:
+    """`process_all`, an instance of another lake said in a line."""
+    try:
+        return process_all(instance, settings, request)
+    except InstanceOfAnotherLake as error:
+        raise click.ClickException(str(error)) from None
 
 
 @click.command()
@@ -92,9 +119,12 @@ def process_all(
 )
 def process(runs: tuple[str, ...], landings: tuple[str, ...], full_refresh: bool) -> None:
     """Register new items and process them in the project's Dagster instance; exit 1 if any run failed."""
-    settings = Settings()
+    settings = checked_settings()
+    if not filesystem_for(settings.lake).exists(settings.lake):
+        # Not an error (a lake may start empty), but a mistyped SNOWPLOW_LAKE looked like a clean run.
+        click.echo(f"note: the lake {settings.lake} does not exist (SNOWPLOW_LAKE): there is nothing in it yet")
     with project_instance() as instance:
-        outcomes = process_all(instance, settings, ProcessRequest(runs, landings, full_refresh))
+        outcomes = process_all_or_say_why(instance, settings, ProcessRequest(runs, landings, full_refresh))
     failed = [o for o in outcomes if not o.success]
     if failed:
         raise click.ClickException(

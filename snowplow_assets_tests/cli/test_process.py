@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from snowplow_assets.cli import main
 from snowplow_assets.defs.manifests.cli_run_processes import CLI_PROCESS_TAG
+from snowplow_assets.lake import Lake
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
 
@@ -99,4 +100,38 @@ def test_process_takes_a_run_folder_as_the_manifest_names_it(lake, dagster_home,
     result = CliRunner().invoke(main, ["process", "--run", "enriched/run=2026-03-06-00-00-00"])
     assert result.exit_code == 1 and f"no such run folder: {lake.enriched_run('run=2026-03-06-00-00-00')}" in (
         result.output
+    )
+
+
+def test_a_models_file_that_cannot_be_read_stops_process_before_it_registers_anything(lake, dagster_home, monkeypatch):
+    """The definitions every run loads need it: a missing file failed the command with a 243-line traceback,
+    after it had registered the new folders."""
+    monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
+    monkeypatch.setenv("SNOWPLOW_CDC_MODELS", str(lake.root) + "/missing.yaml")
+    write_run_folder(lake, RUN, GOLDEN_INPUT)
+    result = CliRunner().invoke(main, ["process"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1].startswith("Error: CDC models file not found: ")
+    with dg.DagsterInstance.get() as instance:
+        assert instance.get_dynamic_partitions("enriched_runs") == []
+
+
+def test_an_instance_serves_the_lake_that_first_used_it(tmp_path, dagster_home, monkeypatch, shredding_only):
+    """Its manifest is keyed by folder names, which every lake repeats: pointed at a new lake, `process` took the
+    new lake's folders for the old lake's, processed already, and shredded nothing, exiting 0."""
+    first, second = Lake(str(tmp_path / "first")), Lake(str(tmp_path / "second"))
+    monkeypatch.setenv("SNOWPLOW_LAKE", first.root)
+    assert CliRunner().invoke(main, ["process"]).exit_code == 0
+    monkeypatch.setenv("SNOWPLOW_LAKE", second.root)
+    write_run_folder(second, RUN, GOLDEN_INPUT)
+    refused = CliRunner().invoke(main, ["process"])
+    assert refused.exit_code == 1 and "note: the lake" not in refused.output
+    assert f"holds the processing manifest of the lake {first.root}, and SNOWPLOW_LAKE is {second.root}" in (
+        refused.output
+    )
+    with dg.DagsterInstance.get() as instance:
+        assert instance.get_dynamic_partitions("enriched_runs") == []
+    monkeypatch.setenv("SNOWPLOW_LAKE", str(tmp_path / "typo"))
+    assert (
+        "note: the lake " + str(tmp_path / "typo") + " does not exist" in CliRunner().invoke(main, ["process"]).output
     )

@@ -14,6 +14,7 @@ from dagster_aws.s3 import S3Resource
 
 from snowplow_assets.cli.item_runs import process_items
 from snowplow_assets.cli.process import SHREDDING
+from snowplow_assets.defs.manifests.instance_lake import InstanceOfAnotherLake, claim_instance_for_lake
 from snowplow_assets.defs.manifests.operator_actions import record_operator_action
 from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest
 from snowplow_assets.defs.resources import LakeResource
@@ -305,3 +306,13 @@ def test_a_folder_the_sensor_cannot_read_is_named_and_the_tick_goes_on(
     assert (
         f"cannot read {unreadable}, looked at again next tick: [Errno 36] File name too long" in capfd.readouterr().err
     )
+
+
+def test_a_tick_in_an_instance_of_another_lake_fails_saying_so(definitions, memory_instance, lake, no_spark_needed):
+    """The processing manifest is keyed by folder names alone: a tick there would take this lake's folders for
+    the other lake's (defs/manifests/instance_lake.py)."""
+    claim_instance_for_lake(memory_instance, "/some/other/lake")
+    write_run_folder(lake, "run=2026-03-06-00-00-00", ["x"])
+    with pytest.raises(InstanceOfAnotherLake, match=f"lake /some/other/lake, and SNOWPLOW_LAKE is {lake.root}"):
+        tick(memory_instance, definitions.resources["lake"])
+    assert memory_instance.get_dynamic_partitions("enriched_runs") == []

@@ -1,0 +1,33 @@
+"""Which lake a Dagster instance serves: one, the first that used it.
+
+The processing manifest (registered partitions, their runs' records) and the web models' progress live in the
+instance, keyed by folder names alone, which every lake repeats (`run=2026-03-01-10-00-00`). With
+SNOWPLOW_LAKE pointed at another lake and the same instance, a new lake's folders named as the old one's were
+taken for registered and processed, and never shredded, without a word (until 2026-11-28). So the instance
+records the lake that first registers an item in it, and every later registration (a sensor's tick,
+`process`, `demo`) from another lake is refused, naming both and the remedy.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+LAKE_KEY = "snowplow_assets/lake"
+
+
+class InstanceOfAnotherLake(RuntimeError):
+    """SNOWPLOW_LAKE names another lake than the one whose manifest this Dagster instance holds."""
+
+
+def claim_instance_for_lake(instance: dg.DagsterInstance, lake_root: str) -> None:
+    """Record `lake_root` as the instance's lake if it has none; InstanceOfAnotherLake if it has another."""
+    recorded = instance.run_storage.get_cursor_values({LAKE_KEY}).get(LAKE_KEY)
+    if recorded is None:
+        instance.run_storage.set_cursor_values({LAKE_KEY: lake_root})
+    elif recorded != lake_root:
+        which = f"the Dagster instance at {instance.root_directory}" if instance.is_persistent else "this instance"
+        raise InstanceOfAnotherLake(
+            f"{which} holds the processing manifest of the lake {recorded}, and "
+            f"SNOWPLOW_LAKE is {lake_root}: give that lake an instance of its own (DAGSTER_HOME), or set "
+            "SNOWPLOW_LAKE back"
+        )
