@@ -225,6 +225,10 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _synthetic_needs_natural(self) -> Settings:
+        """A default yields, a choice errs (as `_cross_batch_needs_in_batch`): SNOWPLOW_DEDUP_NATURAL=false alone
+        was refused until 2026-11-28, while the event manifest's default gave way."""
+        if self.dedup_synthetic and not self.dedup_natural and "dedup_synthetic" not in self.model_fields_set:
+            self.dedup_synthetic = False
         if self.dedup_synthetic and not self.dedup_natural:
             raise ValueError(
                 "SNOWPLOW_DEDUP_SYNTHETIC=true needs SNOWPLOW_DEDUP_NATURAL=true: synthetic deduplication "

@@ -32,8 +32,12 @@ def test_a_lake_from_the_environment_is_a_folder_made_absolute_or_an_s3_root_wit
     assert Settings().lake == expected.format(tmp=tmp_path)
 
 
-def test_synthetic_without_natural_is_a_clear_error(monkeypatch):
+def test_synthetic_without_natural_is_a_clear_error_when_chosen_and_otherwise_gives_way(monkeypatch):
+    """As the event manifest's default gives way to SNOWPLOW_DEDUP_NATURAL=false, so does synthetic dedup's."""
     monkeypatch.setenv("SNOWPLOW_DEDUP_NATURAL", "false")
+    settings = Settings()
+    assert (settings.dedup_natural, settings.dedup_synthetic, settings.event_manifest) == (False, False, "none")
+    monkeypatch.setenv("SNOWPLOW_DEDUP_SYNTHETIC", "true")
     with pytest.raises(InvalidSettings, match="SNOWPLOW_DEDUP_SYNTHETIC=true needs SNOWPLOW_DEDUP_NATURAL=true"):
         Settings()
     monkeypatch.setenv("SNOWPLOW_DEDUP_SYNTHETIC", "false")
