@@ -17,10 +17,6 @@ from snowplow_assets.datagen.enriched import GenerationOptions, generate_run_fol
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import PROJECT_ROOT
 
-# Where the web start date is kept: the .env that keeps the project's instance (cli/instance.py), which the
-# settings read from any folder, unless DAGSTER_HOME names another instance, whose .env is the working folder's.
-# (Until 2026-11-28 it was always the working folder's, and a demo run elsewhere left it where later commands
-# from the project did not read it.)
 WEB_START_DATE = "SNOWPLOW_WEB_START_DATE"
 _SHOWN = ("lines_read", "good", "bad", "natural_duplicates_removed", "synthetic_duplicates_renamed")
 
@@ -55,6 +51,9 @@ def demo(runs: int, events: int) -> None:
         # `dagster dev`'s runs start there too, not in 2020.
         start = (first - timedelta(days=14)).date()
         settings = settings.model_copy(update={"web_start_date": start})
+        # Kept in the .env that keeps the project's instance (cli/instance.py), which the settings read from any
+        # folder, unless DAGSTER_HOME names another instance: then the working folder's. (Until 2026-11-28
+        # always the working folder's: a demo run elsewhere left it where commands from the project missed it.)
         env_file = Path(".env") if os.getenv("DAGSTER_HOME") else PROJECT_ROOT / ".env"
         set_key(env_file, WEB_START_DATE, start.isoformat(), quote_mode="never")
         click.echo(f"web start date {start}: written to {env_file} as {WEB_START_DATE}")

@@ -13,7 +13,7 @@ import json
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from snowplow_assets.events.dedup import DECISION_COLUMNS, IGLU_ERROR
+from snowplow_assets.events.dedup import IGLU_ERROR
 from snowplow_assets.events.iglu_resolver import IgluResolver
 from snowplow_assets.events.sql import literal
 
@@ -25,7 +25,7 @@ def batch_schemas(keys: DataFrame) -> list[str]:
 
 
 def split_unresolved(keys: DataFrame, resolver: IgluResolver) -> tuple[DataFrame, DataFrame | None, list[str]]:
-    """`keys` whose schemas all resolve, the `iglu_error` decisions (DECISION_COLUMNS) of the others, or None
+    """`keys` whose schemas all resolve, the `iglu_error` decisions (dedup.DECISION_COLUMNS) of the others, or None
     when there are none, and the unresolved schema URIs."""
     failures = resolver.unresolved(batch_schemas(keys))
     if not failures:
@@ -40,5 +40,4 @@ def split_unresolved(keys: DataFrame, resolver: IgluResolver) -> tuple[DataFrame
         F.lit(None).cast("string").alias("new_event_id"),
         F.expr(f"concat('[', array_join(transform(_unresolved, s -> {known}[s]), ','), ']')").alias("failure"),
     )
-    assert tuple(decisions.columns) == DECISION_COLUMNS
     return marked.where(F.size("_unresolved") == 0).drop("_unresolved"), decisions, sorted(failures)
