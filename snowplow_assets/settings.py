@@ -43,10 +43,9 @@ class InvalidSettings(ValueError):
 
 
 class Settings(BaseSettings):
-    # The project's .env (where `demo` keeps the web start date and the project's instance), then the working
-    # folder's, which wins: a command run from another folder read the working folder's alone (until
-    # 2026-11-28), and a run there started the web models over from 2020.
-    model_config = SettingsConfigDict(env_prefix="SNOWPLOW_", env_file=(PROJECT_ROOT / ".env", ".env"), extra="ignore")
+    # The working folder's .env, as `dagster dev` reads it. Not also the project's from other folders: its
+    # relative paths (a lake, the models file) would then mean another place in every folder.
+    model_config = SettingsConfigDict(env_prefix="SNOWPLOW_", env_file=".env", extra="ignore")
 
     lake: str = Field(
         default=str(DEFAULT_LAKE),

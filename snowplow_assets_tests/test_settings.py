@@ -229,16 +229,3 @@ def test_an_iglu_resolver_config_is_checked_when_read_and_named_by_its_variable(
 def test_every_form_of_spark_master_is_taken(monkeypatch, master):
     monkeypatch.setenv("SNOWPLOW_SPARK_MASTER", master)
     assert Settings().spark_config["spark.master"] == master
-
-
-def test_the_projects_env_file_is_read_from_any_folder_and_the_working_folders_wins(monkeypatch, tmp_path):
-    """A command run from another folder read that folder's .env alone (until 2026-11-28): the web start date
-    the demo keeps in the project's was not seen, and a run there started the web models over from 2020."""
-    assert Settings.model_config["env_file"] == (PROJECT_ROOT / ".env", ".env")
-    project, here = tmp_path / "project.env", tmp_path / "here"
-    project.write_text("SNOWPLOW_WEB_START_DATE=2026-11-14\nSNOWPLOW_SENSOR_CHUNK_SIZE=7\n")
-    here.mkdir()
-    (here / ".env").write_text("SNOWPLOW_SENSOR_CHUNK_SIZE=9\n")
-    monkeypatch.chdir(here)
-    read = Settings(_env_file=(project, ".env"))
-    assert (str(read.web_start_date), read.sensor_chunk_size) == ("2026-11-14", 9)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -15,8 +14,8 @@ from snowplow_assets.cli.instance import project_instance
 from snowplow_assets.cli.process import SHRED_JOB, SHREDDED, checked_settings, process_all_or_say_why
 from snowplow_assets.datagen.enriched import GenerationOptions, generate_run_folder, run_folder_name
 from snowplow_assets.lake import Lake
-from snowplow_assets.settings import PROJECT_ROOT
 
+ENV_FILE = Path(".env")  # the one the settings read: in the working directory
 WEB_START_DATE = "SNOWPLOW_WEB_START_DATE"
 _SHOWN = ("lines_read", "good", "bad", "natural_duplicates_removed", "synthetic_duplicates_renamed")
 
@@ -51,12 +50,8 @@ def demo(runs: int, events: int) -> None:
         # `dagster dev`'s runs start there too, not in 2020.
         start = (first - timedelta(days=14)).date()
         settings = settings.model_copy(update={"web_start_date": start})
-        # Kept in the .env that keeps the project's instance (cli/instance.py), which the settings read from any
-        # folder, unless DAGSTER_HOME names another instance: then the working folder's. (Until 2026-11-28
-        # always the working folder's: a demo run elsewhere left it where commands from the project missed it.)
-        env_file = Path(".env") if os.getenv("DAGSTER_HOME") else PROJECT_ROOT / ".env"
-        set_key(env_file, WEB_START_DATE, start.isoformat(), quote_mode="never")
-        click.echo(f"web start date {start}: written to {env_file} as {WEB_START_DATE}")
+        set_key(ENV_FILE, WEB_START_DATE, start.isoformat(), quote_mode="never")
+        click.echo(f"web start date {start}: written to {ENV_FILE} as {WEB_START_DATE}")
     for index in range(runs):
         stamp = first + timedelta(hours=index)
         folder = Path(lake.uri("enriched", run_folder_name(stamp)))

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from snowplow_assets.cli.instance import project_instance
+from snowplow_assets.defs.manifests.instance_lake import InstanceOfAnotherLake, claim_instance_for_lake
 from snowplow_assets.defs.manifests.operator_actions import record_operator_action
 from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ItemKind, parse_item, read_manifest
 from snowplow_assets.lake import Lake
@@ -99,8 +100,9 @@ def _act(action: str, item: tuple[ItemKind, str], reason: str) -> None:
     exists = filesystem_for(settings.lake).exists(_folder(Lake(settings.lake), kind, name))
     with project_instance() as instance:
         try:
+            claim_instance_for_lake(instance, settings.lake)  # an action may register the item
             after = record_operator_action(instance, kind, name, action, reason, register=exists)
-        except ValueError as error:
+        except (ValueError, InstanceOfAnotherLake) as error:
             raise click.ClickException(str(error)) from None
     click.echo(
         f"{after.id} is now {after.state.value}" + ("" if after.valid else f" (invalid: {'; '.join(after.problems)})")

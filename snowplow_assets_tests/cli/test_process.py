@@ -129,8 +129,10 @@ def test_an_instance_serves_the_lake_that_first_used_it(tmp_path, dagster_home, 
     assert f"holds the processing manifest of the lake {first.root}, and SNOWPLOW_LAKE is {second.root}" in (
         refused.output
     )
+    skipped = CliRunner().invoke(main, ["manifest", "skip", f"enriched/{RUN}", "--reason", "not wanted"])
+    assert skipped.exit_code == 1 and "holds the processing manifest of the lake" in skipped.output
     with dg.DagsterInstance.get() as instance:
-        assert instance.get_dynamic_partitions("enriched_runs") == []
+        assert instance.get_dynamic_partitions("enriched_runs") == [], "neither process nor skip registered it"
     monkeypatch.setenv("SNOWPLOW_LAKE", str(tmp_path / "typo"))
     assert (
         "note: the lake " + str(tmp_path / "typo") + " does not exist" in CliRunner().invoke(main, ["process"]).output

@@ -4,8 +4,9 @@ The processing manifest (registered partitions, their runs' records) and the web
 instance, keyed by folder names alone, which every lake repeats (`run=2026-03-01-10-00-00`). With
 SNOWPLOW_LAKE pointed at another lake and the same instance, a new lake's folders named as the old one's were
 taken for registered and processed, and never shredded, without a word (until 2026-11-28). So the instance
-records the lake that first registers an item in it, and every later registration (a sensor's tick,
-`process`, `demo`) from another lake is refused, naming both and the remedy.
+records the first lake that uses it, and every later use from another lake is refused, naming both and the
+remedy: every run and sensor that sets up the lake resource (defs/resources/lake.py), and the commands that
+register or act on items (`process`, `demo`, `manifest skip` and `resolve`).
 """
 
 from __future__ import annotations

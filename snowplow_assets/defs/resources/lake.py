@@ -3,6 +3,7 @@
 import dagster as dg
 from dagster_aws.s3 import S3Resource
 
+from snowplow_assets.defs.manifests.instance_lake import claim_instance_for_lake
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LakeFileSystem, filesystem_for
 
@@ -17,6 +18,12 @@ class LakeResource(dg.ConfigurableResource):
     root: str
     s3: S3Resource | None = None
     s3_scheme: str = "s3a"  # how Spark reaches the lake: s3a or s3 (EMRFS)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        # Every run and sensor that reaches the lake checks first that the instance serves it: its processing
+        # manifest and the web models' progress are keyed by folder names that every lake repeats.
+        if context.instance is not None:
+            claim_instance_for_lake(context.instance, self.root)
 
     @property
     def lake(self) -> Lake:

@@ -30,7 +30,6 @@ from dataclasses import asdict, dataclass
 import dagster as dg
 from dagster._core.definitions.target import ExecutableDefinition
 
-from snowplow_assets.defs.manifests.instance_lake import claim_instance_for_lake
 from snowplow_assets.defs.manifests.manifest_locks import startable_runs, waiting_runs
 from snowplow_assets.defs.manifests.processing_manifest import ItemKind
 from snowplow_assets.defs.resources import LakeResource
@@ -165,7 +164,6 @@ def folder_sensor(
         description=description,
     )
     def _sensor(context: dg.SensorEvaluationContext, lake: LakeResource) -> dg.SensorResult:
-        claim_instance_for_lake(context.instance, lake.root)  # fails the tick, saying why, in another lake's
         return evaluate_folder_sensor(context, name, kind, lake.filesystem(), folder(lake.lake), Settings())
 
     return _sensor

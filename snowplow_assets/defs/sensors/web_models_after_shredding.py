@@ -28,7 +28,7 @@ from dagster._core.storage.tags import RUN_KEY_TAG
 
 from snowplow_assets.defs.checks.shred_checks import ATOMIC_EVENTS
 from snowplow_assets.defs.manifests.web_manifest import WEB_MODELS_JOB, read_web_manifest
-from snowplow_assets.defs.resources import WebModelsResource
+from snowplow_assets.defs.resources import LakeResource, WebModelsResource
 from snowplow_assets.settings import Settings
 from snowplow_assets.web.run_limits import RunState, as_utc, run_limits
 from snowplow_assets.web.variables import parse_models
@@ -80,7 +80,12 @@ def web_models_after_shredding() -> dg.Definitions:
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Runs the web_models job after run folders were shredded, and while the web models are behind.",
     )
-    def _sensor(context: dg.SensorEvaluationContext, web: WebModelsResource) -> dg.RunRequest | dg.SkipReason:
+    def _sensor(
+        context: dg.SensorEvaluationContext, web: WebModelsResource, lake: LakeResource
+    ) -> dg.RunRequest | dg.SkipReason:
+        # `lake` is not read here: setting it up checks that the instance serves this lake (LakeResource), since
+        # the web models' progress this sensor reads belongs to the instance's.
+        del lake
         return web_models_request(context.instance, web, datetime.now(UTC))
 
     return dg.Definitions(sensors=[_sensor])

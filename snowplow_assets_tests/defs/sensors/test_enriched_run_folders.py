@@ -313,6 +313,8 @@ def test_a_tick_in_an_instance_of_another_lake_fails_saying_so(definitions, memo
     the other lake's (defs/manifests/instance_lake.py)."""
     claim_instance_for_lake(memory_instance, "/some/other/lake")
     write_run_folder(lake, "run=2026-03-06-00-00-00", ["x"])
-    with pytest.raises(InstanceOfAnotherLake, match=f"lake /some/other/lake, and SNOWPLOW_LAKE is {lake.root}"):
+    with pytest.raises(dg.DagsterResourceFunctionError) as refused:
         tick(memory_instance, definitions.resources["lake"])
+    assert isinstance(refused.value.__cause__, InstanceOfAnotherLake)
+    assert f"lake /some/other/lake, and SNOWPLOW_LAKE is {lake.root}" in str(refused.value.__cause__)
     assert memory_instance.get_dynamic_partitions("enriched_runs") == []

@@ -4,12 +4,14 @@ never two at once, and no run key twice."""
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
+import pytest
 from dagster._core.storage.tags import RUN_KEY_TAG
 from dagster._core.test_utils import create_run_for_test
 
 from snowplow_assets.defs.checks.shred_checks import ATOMIC_EVENTS
+from snowplow_assets.defs.manifests.instance_lake import InstanceOfAnotherLake, claim_instance_for_lake
 from snowplow_assets.defs.manifests.web_manifest import LAST_SUCCESS, WEB_MODELS_JOB, web_asset_key
-from snowplow_assets.defs.resources import WebModelsResource
+from snowplow_assets.defs.resources import LakeResource, WebModelsResource
 from snowplow_assets.defs.sensors.web_models_after_shredding import SENSOR_NAME, web_models_request
 from snowplow_assets.web.variables import MODELS
 
@@ -96,8 +98,19 @@ def test_the_sensor_follows_the_enabled_models(lake, monkeypatch, instance):
     sensor = defs().resolve_sensor_def(SENSOR_NAME)
     assert sensor.job_name == WEB_MODELS_JOB and sensor.default_status == dg.DefaultSensorStatus.RUNNING
     shred(instance, "run=2026-03-10-09-00-00")
-    result = sensor(dg.build_sensor_context(instance=instance, resources={"web": WEB}))
+    resources = {"web": WEB, "lake": LakeResource(root=lake.root)}
+    with dg.build_sensor_context(instance=instance, resources=resources) as context:
+        result = sensor(context)
     assert isinstance(result, dg.RunRequest) and result.run_key.startswith("atomic_events-")
+
+    # In an instance that serves another lake, whose web models' progress it would read, the tick fails.
+    other = dg.DagsterInstance.ephemeral()
+    claim_instance_for_lake(other, "/some/other/lake")
+    shred(other, "run=2026-03-10-09-00-00")
+    with pytest.raises(dg.DagsterResourceFunctionError) as refused:
+        with dg.build_sensor_context(instance=other, resources=resources) as context:
+            sensor(context)
+    assert isinstance(refused.value.__cause__, InstanceOfAnotherLake)
 
     monkeypatch.setenv("SNOWPLOW_WEB_MODELS", "")
     assert SENSOR_NAME not in {s.name for s in defs().sensors or []}
