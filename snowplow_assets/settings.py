@@ -309,7 +309,9 @@ class Settings(BaseSettings):
     def _resolver_config_is_one(cls, path: str | None) -> str | None:
         if not path:
             return None
-        absolute = Path(path).expanduser().resolve()
+        # absolute(), not resolve(): a config that is a link (a mounted ConfigMap) keeps its own folder, from
+        # which its relative embedded paths start.
+        absolute = Path(path).expanduser().absolute()
         IgluResolver.from_file(absolute)  # its ValueError says what is wrong with the file
         return str(absolute)
 

@@ -218,6 +218,9 @@ def test_an_iglu_resolver_config_is_checked_when_read_and_named_by_its_variable(
         '{"schema": "iglu:com.snowplowanalytics.iglu/resolver-config/jsonschema/1-0-3", "data": {"repositories": '
         '[{"name": "Local", "priority": 0, "vendorPrefixes": [], "connection": {"embedded": {"path": "iglu"}}}]}}'
     )
+    with pytest.raises(InvalidSettings, match="the embedded repository 'Local' has no folder"):
+        Settings()
+    (tmp_path / "iglu").mkdir()
     assert Settings().iglu_resolver == str(tmp_path / "resolver.json")
     monkeypatch.setenv("SNOWPLOW_IGLU_RESOLVER", "")
     assert Settings().iglu_resolver is None

@@ -24,7 +24,9 @@ reports a `ResolutionError`. A repository that cannot answer (a timeout, a 5xx a
 wrong key, a file that is no JSON) is no evidence that the schema does not exist: when no other repository
 held the schema, the run fails with `IgluUnavailable` naming the repository and its error, and publishes
 nothing; run it again once the registry answers. Snowplow's shredder made such events bad rows, which then
-had to be recovered by hand.
+had to be recovered by hand. A repository that failed is not asked again in the same batch; the timeout
+bounds a whole answer and `_LARGEST_SCHEMA` its size; redirects are not followed, since urllib would send
+the `apikey` header on to whatever host they name.
 
 **Paths.** The key's parts come from the Iglu URI pattern, whose characters cannot form a separator; a vendor
 of dots alone (`.` or `..`, which the pattern allows) would still climb out of an embedded registry, or
@@ -33,9 +35,12 @@ reach another path on a server, so such a schema is unresolved without any looku
 
 from __future__ import annotations
 
+import http.client
 import json
+import re
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -43,7 +48,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from snowplow_assets.events.iglu import SchemaKey
 
@@ -60,8 +65,18 @@ class _Config(BaseModel):
 
 
 class HttpConnection(_Config):
-    uri: str = Field(pattern=r"^https?://")
+    uri: str
     apikey: str | None = None
+
+    @field_validator("uri")
+    @classmethod
+    def _is_a_url(cls, uri: str) -> str:
+        parts = urllib.parse.urlsplit(uri)
+        if parts.scheme not in ("http", "https") or not parts.hostname or re.search(r"[\s\x00-\x1f\x7f]", uri):
+            raise ValueError(
+                f"an http:// or https:// URL with a host and no spaces, e.g. http://iglucentral.com: {uri!r}"
+            )
+        return uri
 
 
 class EmbeddedConnection(_Config):
@@ -160,16 +175,29 @@ class IgluResolver:
                 f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']}" for e in error.errors()
             )
             raise ValueError(f"the Iglu resolver config {path} is not one: {problems}") from None
-        return cls(config, path.parent)
+        resolver = cls(config, path.parent)
+        for repository in resolver.repositories:
+            if repository.connection.embedded is not None and not resolver.embedded_root(repository).is_dir():
+                raise ValueError(
+                    f"the Iglu resolver config {path}: the embedded repository {repository.name!r} has no folder "
+                    f"{resolver.embedded_root(repository)}"
+                )
+        return resolver
+
+    def embedded_root(self, repository: Repository) -> Path:
+        assert repository.connection.embedded is not None
+        path = Path(repository.connection.embedded.path)
+        return path if path.is_absolute() else self.base / path
 
     def unresolved(self, schema_uris: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The schemas of `schema_uris` that no repository holds, each with its failure (an element of a
         `loader_iglu_error`'s failure array). IgluUnavailable when a repository could not answer for a schema
         that no other held."""
         failures: dict[str, dict[str, Any]] = {}
+        down: dict[str, Answer] = {}  # repositories that could not answer, not asked again in this call
         for uri in sorted(set(schema_uris)):
             key = SchemaKey.parse(uri)
-            answers = self.answers(key)
+            answers = self.answers(key, down)
             if any(answer.error is None for answer in answers):
                 continue
             if failed := [answer for answer in answers if answer.error == REPO_FAILURE]:
@@ -186,22 +214,31 @@ class IgluResolver:
             }
         return failures
 
-    def answers(self, key: SchemaKey) -> list[Answer]:
-        """Each repository's answer in lookup order, up to the first that holds the schema."""
+    def answers(self, key: SchemaKey, down: dict[str, Answer] | None = None) -> list[Answer]:
+        """Each repository's answer in lookup order, up to the first that holds the schema. A repository in
+        `down` (by name) is not asked again: its failure stands, so that a hung registry costs its timeouts once
+        per batch, not once per schema; one that fails now is added to it."""
         if key.vendor.strip(".") == "":
             return [Answer("(none)", NOT_FOUND, f"vendor {key.vendor!r} names no registry path", 0, self.clock())]
+        down = {} if down is None else down
         answers = []
         for repository in sorted(self.repositories, key=lambda r: r.order(key.vendor)):
-            answers.append(self._ask(repository, key))
-            if answers[-1].error is None:
+            answer = down.get(repository.name) or self._ask(repository, key)
+            if answer.error == REPO_FAILURE:
+                down[repository.name] = answer
+            answers.append(answer)
+            if answer.error is None:
                 break
         return answers
 
     def _ask(self, repository: Repository, key: SchemaKey) -> Answer:
         path = f"schemas/{key.vendor}/{key.name}/{key.format}/{key.version}"
-        if (embedded := repository.connection.embedded) is not None:
-            root = Path(embedded.path) if Path(embedded.path).is_absolute() else self.base / embedded.path
-            error, message = _held_in_file(root / path)
+        if repository.connection.embedded is not None:
+            root = self.embedded_root(repository)
+            if not root.is_dir():  # a registry gone is no evidence that a schema does not exist
+                error, message = REPO_FAILURE, f"the embedded registry folder {root} does not exist"
+            else:
+                error, message = _held_in_file(root / path)
             return Answer(repository.name, error, message, 1, self.clock())
         http = repository.connection.http
         assert http is not None
@@ -223,24 +260,65 @@ def _held_in_file(path: Path) -> tuple[str | None, str | None]:
         return NOT_FOUND, None
     except OSError as error:
         return REPO_FAILURE, f"cannot read {path}: {error.strerror or error}"
+    except UnicodeDecodeError:
+        return REPO_FAILURE, f"{path} is not UTF-8"
     return _schema_or_failure(text, str(path))
 
 
 def _held_at(request: urllib.request.Request, timeout: float) -> tuple[str | None, str | None, bool]:
-    """(error, message, whether to retry) of one GET."""
+    """(error, message, whether to retry) of one GET, which `timeout` bounds whole, not each read."""
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            text = response.read().decode("utf-8", errors="replace")
+        with _OPENER.open(request, timeout=timeout) as response:
+            body = _read_within(response, time.monotonic() + timeout)
     except urllib.error.HTTPError as error:
         if error.code == 404:
             return NOT_FOUND, None, False
+        if 300 <= error.code < 400:
+            where = error.headers.get("Location", "elsewhere")
+            message = f"HTTP {error.code} from {request.full_url} to {where}: redirects are not followed (the apikey "
+            return REPO_FAILURE, message + "would go with them); give the registry's own URI", False
         return REPO_FAILURE, f"HTTP {error.code} {error.reason} from {request.full_url}", error.code in _RETRIED
-    except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
-        return REPO_FAILURE, f"{getattr(error, 'reason', error)} for {request.full_url}", True
+    except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ConnectionError) as error:
+        return REPO_FAILURE, f"{getattr(error, 'reason', None) or error!r} for {request.full_url}", True
+    except _TooLarge:
+        return REPO_FAILURE, f"{request.full_url} answered more than {_LARGEST_SCHEMA} bytes", False
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return REPO_FAILURE, f"{request.full_url} answered no UTF-8", False
     return (*_schema_or_failure(text, request.full_url), False)
 
 
 _RETRIED = {429, 500, 502, 503, 504}
+_LARGEST_SCHEMA = 10 << 20  # bytes; a schema is a few kilobytes, and the answer is held in the driver
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect becomes the 3xx it is: urllib would follow it with every header, the apikey to another host."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _read_within(response: Any, deadline: float) -> bytes:
+    """The body, read as it arrives (a server may send a byte a second, each read within the socket's timeout)
+    until `deadline`, and at most `_LARGEST_SCHEMA` bytes."""
+    chunks, size = [], 0
+    while chunk := response.read1(1 << 16):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > _LARGEST_SCHEMA:
+            raise _TooLarge
+        if time.monotonic() > deadline:
+            raise TimeoutError("the answer took longer than the timeout")
+    return b"".join(chunks)
 
 
 def _schema_or_failure(text: str, where: str) -> tuple[str | None, str | None]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,7 +44,8 @@ class Registry:
     """What the HTTP registry serves (path below its root -> status and body) and the requests it saw."""
 
     uri: str
-    answers: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # path -> (status, body), or a function that answers the request itself (a slow or odd server)
+    answers: dict[str, tuple[int, str] | Callable[[BaseHTTPRequestHandler], None]] = field(default_factory=dict)
     requests: list[tuple[str, str | None]] = field(default_factory=list)  # path, apikey header
     apikey: str | None = None  # when set, a request without it is answered 401
 
@@ -63,7 +64,11 @@ def http_registry(apikey: str | None = None) -> Iterator[Registry]:
             if registry.apikey and self.headers.get("apikey") != registry.apikey:
                 status, body = 401, "unauthorised"
             else:
-                status, body = registry.answers.get(self.path, (404, "not found"))
+                answer = registry.answers.get(self.path, (404, "not found"))
+                if callable(answer):
+                    answer(self)
+                    return
+                status, body = answer
             self.send_response(status)
             self.end_headers()
             self.wfile.write(body.encode())

@@ -2,6 +2,9 @@
 answers, failures, and configs that are not one."""
 
 import json
+import shutil
+import time
+from pathlib import Path
 
 import pytest
 
@@ -142,7 +145,7 @@ def test_a_vendor_of_dots_is_never_looked_up(tmp_path):
         (
             '{"schema": "iglu:com.snowplowanalytics.iglu/resolver-config/jsonschema/1-0-3", "data": {"repositories": '
             '[{"name": "x", "connection": {"http": {"uri": "iglucentral.com"}}}]}}',
-            "String should match pattern",
+            "an http:// or https:// URL with a host",
         ),
     ],
 )
@@ -153,3 +156,92 @@ def test_a_config_that_is_not_one_says_what_is_wrong(tmp_path, text, problem):
         IgluResolver.from_file(path)
     with pytest.raises(ValueError, match="cannot read the Iglu resolver config .*No such file"):
         IgluResolver.from_file(tmp_path / "missing.json")
+
+
+def test_a_redirect_is_not_followed_so_the_apikey_never_leaves_for_another_host(tmp_path):
+    with http_registry() as elsewhere, http_registry(apikey="s3cret") as private:
+        elsewhere.hold(ACME)
+
+        def moved(handler):
+            handler.send_response(302)
+            handler.send_header("Location", f"{elsewhere.uri}/{registry_path(ACME)}")
+            handler.end_headers()
+
+        private.answers["/" + registry_path(ACME)] = moved
+        found = resolver(tmp_path, [http_repository("Private", private.uri, apikey="s3cret")])
+        with pytest.raises(IgluUnavailable, match="HTTP 302 .* redirects are not followed"):
+            found.unresolved([ACME])
+    assert elsewhere.requests == []
+
+
+def test_the_timeout_bounds_a_whole_answer_and_its_size_is_bounded(tmp_path):
+    """A server that sends a byte at a time kept each read within the socket's timeout, and the lookup waited
+    for all of it; an answer of any size was read into the driver's memory."""
+
+    def trickle(handler):
+        handler.send_response(200)
+        handler.end_headers()
+        for byte in b'{"self": {}}':
+            handler.wfile.write(bytes([byte]))
+            handler.wfile.flush()
+            time.sleep(0.3)
+
+    def huge(handler):
+        handler.send_response(200)
+        handler.end_headers()
+        handler.wfile.write(b'{"pad": "' + b"x" * (11 << 20) + b'"}')
+
+    with http_registry() as registry:
+        registry.answers["/" + registry_path(ACME)] = trickle
+        registry.answers["/" + registry_path(OTHER)] = huge
+        slow = resolver(tmp_path, [http_repository("Slow", registry.uri)], attempts=1, timeout=1.0)
+        started = time.monotonic()
+        with pytest.raises(IgluUnavailable, match="Slow: TimeoutError"):
+            slow.unresolved([ACME])
+        assert time.monotonic() - started < 2.5
+        with pytest.raises(IgluUnavailable, match="answered more than 10485760 bytes"):
+            resolver(tmp_path, [http_repository("Big", registry.uri)]).unresolved([OTHER])
+
+
+def test_a_registry_that_cannot_answer_is_asked_once_per_batch_not_once_per_schema(tmp_path):
+    schemas = [f"iglu:com.acme/thing_{n}/jsonschema/1-0-0" for n in range(4)]
+    with http_registry() as failing, http_registry() as holding:
+        for uri in schemas:
+            failing.answers["/" + registry_path(uri)] = (503, "busy")
+        holding.hold(*schemas)
+        both = resolver(
+            tmp_path, [http_repository("Flaky", failing.uri, 0), http_repository("Good", holding.uri, 1)], attempts=2
+        )
+        assert both.unresolved(schemas) == {}
+    assert (len(failing.requests), len(holding.requests)) == (2, 4), "its two attempts, for the first schema only"
+
+
+def test_an_embedded_folder_that_is_missing_is_no_evidence_of_a_missing_schema(tmp_path):
+    """It made every event of the batch a bad row, and the run succeeded."""
+    config = resolver_config(tmp_path / "resolver.json", [embedded_repository("Local", "registry")])
+    with pytest.raises(ValueError, match="the embedded repository 'Local' has no folder .*registry"):
+        IgluResolver.from_file(config)
+    write_embedded_registry(tmp_path / "registry", [ACME])
+    loaded = IgluResolver.from_file(config)
+    shutil.rmtree(tmp_path / "registry")
+    with pytest.raises(IgluUnavailable, match="Local: the embedded registry folder .* does not exist"):
+        loaded.unresolved([ACME])
+
+
+def test_a_config_that_is_a_link_starts_its_embedded_paths_from_its_own_folder(tmp_path, monkeypatch):
+    """As a mounted ConfigMap is: the settings resolved the link, and looked for the registry beside its target."""
+    store, conf = tmp_path / "store", tmp_path / "conf"
+    store.mkdir()
+    write_embedded_registry(conf / "registry", [ACME])
+    target = resolver_config(store / "resolver-v3.json", [embedded_repository("Local", "registry")])
+    (conf / "resolver.json").symlink_to(target)
+    monkeypatch.setenv("SNOWPLOW_IGLU_RESOLVER", str(conf / "resolver.json"))
+    from snowplow_assets.settings import Settings
+
+    assert IgluResolver.from_file(Path(Settings().iglu_resolver)).unresolved([ACME]) == {}
+
+
+def test_an_http_uri_that_is_no_url_is_refused_with_the_config(tmp_path):
+    config = resolver_config(tmp_path / "resolver.json", [http_repository("Typo", "http://iglu.example.com ")])
+    with pytest.raises(ValueError, match="an http:// or https:// URL with a host and no spaces"):
+        IgluResolver.from_file(config)
