@@ -194,7 +194,7 @@ class IgluResolver:
         `loader_iglu_error`'s failure array). IgluUnavailable when a repository could not answer for a schema
         that no other held."""
         failures: dict[str, dict[str, Any]] = {}
-        down: dict[str, Answer] = {}  # repositories that could not answer, not asked again in this call
+        down: dict[int, Answer] = {}  # repositories (by id) that could not answer, not asked again in this call
         for uri in sorted(set(schema_uris)):
             key = SchemaKey.parse(uri)
             answers = self.answers(key, down)
@@ -214,18 +214,18 @@ class IgluResolver:
             }
         return failures
 
-    def answers(self, key: SchemaKey, down: dict[str, Answer] | None = None) -> list[Answer]:
+    def answers(self, key: SchemaKey, down: dict[int, Answer] | None = None) -> list[Answer]:
         """Each repository's answer in lookup order, up to the first that holds the schema. A repository in
-        `down` (by name) is not asked again: its failure stands, so that a hung registry costs its timeouts once
+        `down` (by `id`; names may repeat) is not asked again: its failure stands, so that a hung registry costs its timeouts once
         per batch, not once per schema; one that fails now is added to it."""
         if key.vendor.strip(".") == "":
             return [Answer("(none)", NOT_FOUND, f"vendor {key.vendor!r} names no registry path", 0, self.clock())]
         down = {} if down is None else down
         answers = []
         for repository in sorted(self.repositories, key=lambda r: r.order(key.vendor)):
-            answer = down.get(repository.name) or self._ask(repository, key)
+            answer = down.get(id(repository)) or self._ask(repository, key)
             if answer.error == REPO_FAILURE:
-                down[repository.name] = answer
+                down[id(repository)] = answer
             answers.append(answer)
             if answer.error is None:
                 break
