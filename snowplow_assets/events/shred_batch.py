@@ -263,7 +263,8 @@ def _write_decisions(
         manifest_report = EventManifestReport(
             manifest.backend, manifest.describe(), batch, batch.ttl(manifest.ttl_days), check.counts
         )
-        if manifest.keeps_entries_across_runs:
+        # A first run has no published output, and nothing recorded before it to forget: no Spark job for it.
+        if manifest.keeps_entries_across_runs and fs.exists(lake.shredded_good(batch.run)):
             recorded_now = manifest_keys(kept, options.cross_batch_synthetic)
             recorded_before = manifest_keys(
                 shredded_event_keys(spark, fs, lake, [batch.run]), options.cross_batch_synthetic
