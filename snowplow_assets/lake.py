@@ -62,8 +62,10 @@ def event_manifest_folder_created(name: str) -> datetime | None:
 
 
 # CDC landing folders are named by whoever lands them; the name becomes a partition key and a folder under
-# cdc/history, cdc/deletes and cdc/bad, so it is held to a strict, path-safe alphabet.
-CDC_LANDING_FOLDER = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._=-]{0,127}$")
+# cdc/history, cdc/deletes and cdc/bad, so it is held to a strict, path-safe alphabet. A name of the form
+# storage/base.py gives an old copy that a swap left behind (`x.replaced-1f`) is refused: swapping in the
+# history of landing `x` deleted the history of landing `x.replaced-1f` as its leftover (until 2026-11-28).
+CDC_LANDING_FOLDER = re.compile(r"^(?!.*\.\.)(?!.*\.replaced-[0-9a-f]+$)[A-Za-z0-9][A-Za-z0-9._=-]{0,127}$")
 # CDC model names come from the models YAML and name folders under cdc/batches and cdc/latest.
 CDC_MODEL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 
@@ -73,7 +75,7 @@ def validate_cdc_landing_folder(name: str) -> str:
     if not isinstance(name, str) or not CDC_LANDING_FOLDER.fullmatch(name):
         raise ValueError(
             f"not a CDC landing folder name (letters, digits and . _ = -, starting with a letter or digit, "
-            f"no '..', at most 128 characters): {name!r}"
+            f"no '..', not ending in .replaced-<hex digits>, at most 128 characters): {name!r}"
         )
     return name
 

@@ -245,7 +245,11 @@ class Settings(BaseSettings):
             # segments, and paths below a root that kept one were cut a character off, so that `_SUCCESS` and a
             # writer's `_temporary/` read as data (until 2026-11-28). Hadoop's s3a drops them as well.
             bucket, _, prefix = lake.removeprefix("s3://").partition("/")
-            lake = "/".join(["s3:/", bucket, *(segment for segment in prefix.split("/") if segment)])
+            segments = [segment for segment in prefix.split("/") if segment]
+            if {".", ".."} & set(segments):
+                # boto3 takes them as key characters and Hadoop resolves them away: two places for one lake.
+                raise ValueError(f"an s3:// lake's prefix has no '.' or '..' segments: {lake!r}")
+            lake = "/".join(["s3:/", bucket, *segments])
         return lake
 
     @field_validator("spark_master")

@@ -38,12 +38,23 @@ def _is_tmpfs(path: Path) -> bool:
     return any(line.split()[1:3] == [str(path), "tmpfs"] for line in mounts)
 
 
+# Every lake of the tests lies below a folder whose name holds characters Hadoop expands in a path Spark reads,
+# so that a read of a lake path left unescaped fails somewhere in the suite (storage/base.py, spark_read_path):
+# a lake under `checkout [old]` failed every shred until 2026-11-28. Not `?`, which would end the path of the
+# SQLite URLs of Dagster's storage (storage/test_base.py reads a lake with `?` in its name).
+GLOB_CHARACTERS_FOLDER = "snowplow-assets tests [1]{a,b}*"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if config.option.basetemp or os.environ.get("TMPDIR") or os.environ.get("PYTEST_DEBUG_TEMPROOT"):
         return
-    if _is_tmpfs(RAM_DISK) and os.access(RAM_DISK, os.W_OK) and shutil.disk_usage(RAM_DISK).free >= RAM_DISK_ROOM:
-        os.environ["TMPDIR"] = str(RAM_DISK)  # the commands, servers and runs the tests start, too
-        tempfile.tempdir = None  # read TMPDIR again
+    ram_disk = (
+        _is_tmpfs(RAM_DISK) and os.access(RAM_DISK, os.W_OK) and shutil.disk_usage(RAM_DISK).free >= RAM_DISK_ROOM
+    )
+    temporary = (RAM_DISK if ram_disk else Path(tempfile.gettempdir())) / GLOB_CHARACTERS_FOLDER
+    temporary.mkdir(exist_ok=True)
+    os.environ["TMPDIR"] = str(temporary)  # the commands, servers and runs the tests start, too
+    tempfile.tempdir = None  # read TMPDIR again
 
 
 # The project's default JVM options, so the tests run Spark as a deployment does.

@@ -10,6 +10,7 @@ from snowplow_assets.lake import (
     validate_event_manifest_folder,
     validate_run_folder,
 )
+from snowplow_assets.storage.base import retired_copy_of
 
 
 @pytest.mark.parametrize(
@@ -27,6 +28,15 @@ def test_a_valid_name_with_anything_after_it_is_rejected(validate, name, ending)
     assert validate(name) == name
     with pytest.raises(ValueError, match="not a"):
         validate(name + ending)
+
+
+@pytest.mark.parametrize("name", ["2026-03-01.replaced-1", "orders.replaced-0f3a", "a.b.replaced-ff"])
+def test_a_landing_is_not_named_as_an_old_copy_a_swap_leaves(name):
+    """Such a landing's history folder is what replace_tree deletes as the leftover of landing `x`'s swap."""
+    assert retired_copy_of(name) is not None
+    with pytest.raises(ValueError, match="not ending in .replaced-<hex digits>"):
+        validate_cdc_landing_folder(name)
+    assert validate_cdc_landing_folder(name + "x") == name + "x"  # not hex: no copy's name
 
 
 @pytest.mark.parametrize(

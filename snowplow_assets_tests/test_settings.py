@@ -32,6 +32,14 @@ def test_a_lake_from_the_environment_is_a_folder_made_absolute_or_an_s3_root_wit
     assert Settings().lake == expected.format(tmp=tmp_path)
 
 
+@pytest.mark.parametrize("lake", ["s3://bucket/./lake", "s3://bucket/a/../lake", "s3://bucket/.."])
+def test_an_s3_lake_with_dot_segments_is_refused(monkeypatch, lake):
+    """boto3 would address keys under `a/../lake` and Spark's Hadoop file system keys under `lake`."""
+    monkeypatch.setenv("SNOWPLOW_LAKE", lake)
+    with pytest.raises(InvalidSettings, match=re.escape(f"no '.' or '..' segments: {lake!r}")):
+        Settings()
+
+
 def test_synthetic_without_natural_is_a_clear_error_when_chosen_and_otherwise_gives_way(monkeypatch):
     """As the event manifest's default gives way to SNOWPLOW_DEDUP_NATURAL=false, so does synthetic dedup's."""
     monkeypatch.setenv("SNOWPLOW_DEDUP_NATURAL", "false")

@@ -33,7 +33,7 @@ class ShreddedOutputFacts:
 
 
 def _text(spark: SparkSession, fs: LakeFileSystem, uri: str) -> DataFrame:
-    return spark.read.text(fs.spark_path(uri))
+    return spark.read.text(fs.spark_read_path(uri))
 
 
 def inspect_shredded_output(spark: SparkSession, fs: LakeFileSystem, report: ShredReport) -> ShreddedOutputFacts:

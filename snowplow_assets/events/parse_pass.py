@@ -60,7 +60,7 @@ def parse_pass(
         )
         with timing_full_parse():
             counts, earliest = _parse_in_full(fs, lines, full_path)
-        return spark.read.parquet(fs.spark_path(full_path)), counts, earliest
+        return spark.read.parquet(fs.spark_read_path(full_path)), counts, earliest
     observation = Observation("canonical_pass")
     lines_checked = parse_canonical(lines).observe(
         observation,
@@ -78,21 +78,21 @@ def parse_pass(
     staged_paths = [canonical_path]
     if checked["pending"]:
         with timing_full_parse():
-            staged = spark.read.parquet(fs.spark_path(canonical_path))
+            staged = spark.read.parquet(fs.spark_read_path(canonical_path))
             judged = _judge_pending(fs, staged, pending_fields, judged_path)
         _check_handed_on(checked["pending"], judged["lines"], "the checks of their pending fields")
         counts["bad"] += judged["bad"]
         staged_paths.append(judged_path)
         if judged["pending"]:
             with timing_full_parse():
-                pending = _pending(spark.read.parquet(fs.spark_path(judged_path)))
+                pending = _pending(spark.read.parquet(fs.spark_read_path(judged_path)))
                 pending = pending.select("row_id", F.col("pending_line").alias("line"))
                 full, full_earliest = _parse_in_full(fs, pending, full_path)
             _check_handed_on(judged["pending"], full["lines"], "the full parser")
             counts["bad"] += full["bad"]
             earliest.append(full_earliest)
             staged_paths.append(full_path)
-    parsed = spark.read.parquet(*(fs.spark_path(p) for p in staged_paths)).where(F.col("pending_line").isNull())
+    parsed = spark.read.parquet(*(fs.spark_read_path(p) for p in staged_paths)).where(F.col("pending_line").isNull())
     return parsed, counts, min((t for t in earliest if t is not None), default=None)
 
 

@@ -285,7 +285,7 @@ def _write_decisions(
 
 def _materialise(spark: SparkSession, fs: LakeFileSystem, frame: DataFrame, path: str) -> DataFrame:
     frame.write.mode("overwrite").parquet(fs.spark_path(path))
-    return spark.read.parquet(fs.spark_path(path))
+    return spark.read.parquet(fs.spark_read_path(path))
 
 
 @dataclass(frozen=True)

@@ -174,9 +174,11 @@ class DynamoDbEventManifest(EventManifest):
             _check_partition, self.config, batch.run, batch.etl_time, batch.ttl(self.ttl_days), self.now(), claim_ids
         )
         statuses = map_partitions(groups, task, STATUS_SCHEMA)
-        findings = self.fs.spark_path(join_uri(work, "findings"))
-        counts = _materialise(statuses, findings, self.config)
-        return ManifestCheck(kept.sparkSession.read.schema(STATUS_SCHEMA).parquet(findings), counts)
+        findings = join_uri(work, "findings")
+        counts = _materialise(statuses, findings, self.fs, self.config)
+        return ManifestCheck(
+            kept.sparkSession.read.schema(STATUS_SCHEMA).parquet(self.fs.spark_read_path(findings)), counts
+        )
 
     keeps_entries_across_runs = True
 
@@ -200,19 +202,20 @@ class DynamoDbEventManifest(EventManifest):
         # Item by item: an item a batch held before and no longer owns stays until its TTL deletes it.
         task = partial(_record_partition, self.config, self.now())
         statuses = map_partitions(owned, task, STATUS_SCHEMA)
-        return _materialise(statuses, self.fs.spark_path(join_uri(work, "findings")), self.config)
+        return _materialise(statuses, join_uri(work, "findings"), self.fs, self.config)
 
 
-def _materialise(statuses: DataFrame, path: str, config: DynamoDbConfig) -> dict[str, int]:
-    """Run the puts exactly once: write the findings, count every status on the way. Raise
+def _materialise(statuses: DataFrame, uri: str, fs: LakeFileSystem, config: DynamoDbConfig) -> dict[str, int]:
+    """Run the puts exactly once: write the findings to `uri`, count every status on the way. Raise
     EventManifestUnavailable if every key failed (the module docstring's Failures)."""
     observation = Observation("dynamodb_event_manifest")
-    findings_of(statuses.observe(observation, *status_counts())).write.parquet(path)
+    findings_of(statuses.observe(observation, *status_counts())).write.parquet(fs.spark_path(uri))
     counts = observed_counts(observation)
     if counts["errors"] and not any(
         counts[name] for name in ("pairs_recorded", "ids_claimed", "pairs_held", "ids_held")
     ):
-        first = statuses.sparkSession.read.schema(STATUS_SCHEMA).parquet(path).where(F.col("status") == ERROR)
+        findings = statuses.sparkSession.read.schema(STATUS_SCHEMA).parquet(fs.spark_read_path(uri))
+        first = findings.where(F.col("status") == ERROR)
         raise EventManifestUnavailable(
             f"the event manifest DynamoDB {config.where()} could not write or check any of the {counts['errors']} "
             f"keys given to it: it cannot be used where Spark runs its tasks, whose AWS credentials and "

@@ -214,7 +214,7 @@ class LakeEventManifest(EventManifest):
         if not folders:
             return spark.createDataFrame([], ENTRY_SCHEMA)
         try:  # Spark lists every folder now, once, instead of one existence check per batch here
-            return spark.read.schema(ENTRY_SCHEMA).parquet(*(self.fs.spark_path(f) for f in sorted(folders)))
+            return spark.read.schema(ENTRY_SCHEMA).parquet(*(self.fs.spark_read_path(f) for f in sorted(folders)))
         except AnalysisException as error:
             raise EventManifestUnavailable(
                 f"an entry folder the event manifest index names is missing: {error}"
@@ -303,7 +303,7 @@ class LakeEventManifest(EventManifest):
         self._publish({batch.run: (join_uri(work, "_out=entries"), batch)}, index)
         findings = join_uri(work, "_out=findings")
         if self.fs.exists(findings):
-            found = spark.read.schema(STATUS_SCHEMA).parquet(self.fs.spark_path(findings))
+            found = spark.read.schema(STATUS_SCHEMA).parquet(self.fs.spark_read_path(findings))
         else:
             found = spark.createDataFrame([], STATUS_SCHEMA)
         return ManifestCheck(found, {**counts, "expired_batches_removed": expired})

@@ -73,7 +73,7 @@ def shredded_event_keys(spark: SparkSession, fs: LakeFileSystem, lake: Lake, run
 
     `event_id` is the original id: a renamed event's comes from its duplicate context.
     """
-    folders = [fs.spark_path(f) for run in runs if fs.exists(f := f"{lake.shredded_good(run)}/{ATOMIC_EVENTS}")]
+    folders = [fs.spark_read_path(f) for run in runs if fs.exists(f := f"{lake.shredded_good(run)}/{ATOMIC_EVENTS}")]
     if not folders:
         return spark.createDataFrame([], _KEYS_SCHEMA)
     fields = F.split("value", "\t", -1)
@@ -84,7 +84,7 @@ def shredded_event_keys(spark: SparkSession, fs: LakeFileSystem, lake: Lake, run
         F.nullif(fields[_COLUMN["etl_tstamp"]], F.lit("")).try_cast("timestamp").alias("etl_tstamp"),
     )
     duplicates = [f"{lake.shredded_good(run)}/{SHREDDED_TYPES}/{_DUPLICATE_TYPE}" for run in runs]
-    duplicates = [fs.spark_path(d) for d in duplicates if fs.exists(d)]
+    duplicates = [fs.spark_read_path(d) for d in duplicates if fs.exists(d)]
     if not duplicates:
         return events.withColumn("renamed", F.lit(False))
     originals = spark.read.text(duplicates).select(

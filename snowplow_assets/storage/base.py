@@ -201,10 +201,17 @@ class LakeFileSystem(abc.ABC):
     def spark_path(self, uri: str) -> str:
         """The path Spark's Hadoop filesystem layer understands for a lake URI."""
 
+    def spark_read_path(self, uri: str) -> str:
+        """The path to hand Spark to read exactly the file or folder `uri`: `spark_path` with Hadoop's glob
+        characters escaped (`_HADOOP_GLOB`). Spark expands a path it reads as a glob, the lake's own part
+        included, so a lake under a folder such as `checkout [old]` failed every read of a folder the job had
+        just written (until 2026-11-28). A path Spark writes is never expanded: writes take `spark_path`."""
+        return _HADOOP_GLOB.sub(r"\\\1", self.spark_path(uri))
+
     def spark_file_path(self, uri: str) -> str:
         """The path to hand Spark to read exactly the file `uri`, one that a listing found.
 
-        Hadoop's glob characters in it are escaped (`_HADOOP_GLOB`), so the file is read whatever its name.
+        Hadoop's glob characters in it are escaped (`spark_read_path`), so the file is read whatever its name.
         A colon in the file's name is refused here, naming the file, before Spark starts: Hadoop makes a
         path of a name relative to its folder (the local file system's `.<name>.crc` checksum file, a glob's
         matches) and takes `a:` as a URI scheme, so such a file fails the read (URISyntaxException). A colon
@@ -217,7 +224,7 @@ class LakeFileSystem(abc.ABC):
                 f"cannot read {uri!r}: Spark's Hadoop file system cannot read a file whose name holds a ':' "
                 "(it takes the part before it as a URI scheme); rename the file without one"
             )
-        return _HADOOP_GLOB.sub(r"\\\1", self.spark_path(uri))
+        return self.spark_read_path(uri)
 
     def spark_text_file_path(self, uri: str) -> str:
         """`spark_file_path` for a file whose lines Spark reads as text, refusing one that Hadoop would decode

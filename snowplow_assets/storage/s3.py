@@ -92,6 +92,13 @@ def spark_s3_uri(uri: str, scheme: str) -> str:
     if scheme not in SPARK_SCHEMES:
         raise ValueError(f"unknown Spark S3 scheme {scheme!r}; expected one of {', '.join(SPARK_SCHEMES)}")
     location = parse_s3_uri(uri)
+    if location.key and {"", ".", ".."} & set(location.key.split("/")):
+        # Hadoop's Path drops empty, `.` and `..` segments, so Spark would read another key than the one listed:
+        # `run=x//part-0` as `run=x/part-0` (read twice when both exist, the listed one never), `a/../b` as `b`.
+        raise ValueError(
+            f"cannot hand {uri!r} to Spark: its key has an empty, '.' or '..' segment, which Spark's Hadoop "
+            "file system drops, so it would read another object; copy the object to a key without one"
+        )
     return f"{scheme}://{location.bucket}/{location.key}" if location.key else f"{scheme}://{location.bucket}/"
 
 

@@ -196,7 +196,7 @@ def read_events(
         )
         empty = spark.createDataFrame([], f"line STRING, run STRING, _fields INT, {schema}, page_view_id STRING")
         return empty if page_ids else empty.drop("page_view_id")
-    atomic = spark.read.text([fs.spark_path(f"{f.good}/{ATOMIC_EVENTS}") for f in folders]).selectExpr(
+    atomic = spark.read.text([fs.spark_read_path(f"{f.good}/{ATOMIC_EVENTS}") for f in folders]).selectExpr(
         "value AS line",
         f"regexp_extract(_metadata.file_path, '{_RUN_IN_PATH}', 1) AS run",
         "split(value, '\\t', -1) AS _f",
@@ -204,7 +204,7 @@ def read_events(
     atomic = atomic.selectExpr("line", "run", "size(_f) AS _fields", *(_field(c) for c in COLUMNS))
     if not page_ids:
         return atomic
-    web_page_paths = [fs.spark_path(uri) for f in folders for uri in _web_page_folders(fs, f)]
+    web_page_paths = [fs.spark_read_path(uri) for f in folders for uri in _web_page_folders(fs, f)]
     if not web_page_paths:
         return atomic.withColumn("page_view_id", F.lit(None).cast("string"))
     page_ids = (

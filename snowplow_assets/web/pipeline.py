@@ -175,12 +175,12 @@ class WebRun:
             events = read_events(self.spark, self.fs, selection.folders, page_ids=False)
             classified = classify(in_window(events, lower, upper), self.variables.days_late_allowed)
             valid = classified.observe(observation, *drop_counts()).where("drop_reason IS NULL")
-            path = self.fs.spark_path(f"{self.staging}/touched")
-            touched_sessions(valid).write.parquet(path)
+            path = f"{self.staging}/touched"
+            touched_sessions(valid).write.parquet(self.fs.spark_path(path))
             observed = dict(observation.get)
             latest = from_micros(observed.pop("max_collector_micros"))
             counts = {name: int(value) for name, value in observed.items()}
-            touched = self.spark.read.schema(TOUCHED_SCHEMA).parquet(path)
+            touched = self.spark.read.schema(TOUCHED_SCHEMA).parquet(self.fs.spark_read_path(path))
         data_after = selection.later_data and not selection.incomplete
         return WindowScan(selection, counts, latest, data_after, touched)
 
@@ -235,7 +235,7 @@ class WebRun:
             .write.parquet(self.fs.spark_path(path))
         )
         earliest_day = observation.get["earliest"]
-        staged = self.spark.read.schema(SESSION_EVENTS_SCHEMA).parquet(self.fs.spark_path(path))
+        staged = self.spark.read.schema(SESSION_EVENTS_SCHEMA).parquet(self.fs.spark_read_path(path))
         return staged, day_floor(earliest_day) if earliest_day else None
 
     # Building models ----------------------------------------------------------------------------------
@@ -383,9 +383,9 @@ class WebRun:
         return table.join(ids, "page_view_id", "left_semi").join(rebuilt, "session_id", "left_anti")
 
     def _stage(self, name: str, rows: DataFrame) -> DataFrame:
-        path = self.fs.spark_path(f"{self.staging}/{name}")
-        rows.write.parquet(path)
-        return self.spark.read.schema(rows.schema).parquet(path)
+        path = f"{self.staging}/{name}"
+        rows.write.parquet(self.fs.spark_path(path))
+        return self.spark.read.schema(rows.schema).parquet(self.fs.spark_read_path(path))
 
     def _page_views(self, _previous: datetime | None) -> tuple[UpsertReport, dict[str, int]]:
         events, _ = self._events_for_models()

@@ -177,7 +177,7 @@ def read_table_if_any(
         return None
     base = fs.spark_path(lake.web_model(spec.model))
     reader = spark.read.schema(spec.table_schema).option("basePath", base)
-    return reader.parquet(*(fs.spark_path(uri) for uri in sorted(days.values())))
+    return reader.parquet(*(fs.spark_read_path(uri) for uri in sorted(days.values())))
 
 
 def upsert(
@@ -216,7 +216,7 @@ def upsert(
         new_path = f"{staging}/{spec.model}/new"
         counted.write.mode("overwrite").parquet(fs.spark_path(new_path))
         count, first_day, observed = _observed(observation, spec)
-        updated = spark.read.schema(spec.table_schema).parquet(fs.spark_path(new_path))
+        updated = spark.read.schema(spec.table_schema).parquet(fs.spark_read_path(new_path))
         if not count:
             return UpsertReport(0, None, [], [], observed, updated)
         floor = day_floor(first_day, lookback_days)  # type: ignore[arg-type]

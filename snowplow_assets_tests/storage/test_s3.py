@@ -1,4 +1,5 @@
 import json
+import re
 import time
 import uuid
 
@@ -228,6 +229,10 @@ def test_spark_paths_and_configuration():
         spark_s3_uri("s3://b/k", "gs")
     with pytest.raises(ValueError, match="needs a bucket"):
         parse_s3_uri("s3:///key")
+    # A key a listing found that Hadoop would turn into another: each is refused by name.
+    for key in ("lake/run=a//part-0", "lake/run=a/./part-0", "lake/x/../run=a/part-0", "./part-0"):
+        with pytest.raises(ValueError, match=re.escape(f"cannot hand 's3://b/{key}' to Spark")):
+            spark_s3_uri(f"s3://b/{key}", "s3a")
 
     local_stack = spark_s3_config("s3a", "http://localhost:4566", "eu-west-1")
     assert local_stack == {

@@ -1,6 +1,6 @@
 import dagster as dg
 
-from snowplow_assets.defs.assets.folder_readiness import fail_unless_still_ready
+from snowplow_assets.defs.assets.folder_readiness import fail_unless_run_folder_ready
 from snowplow_assets.defs.partitions import enriched_runs
 from snowplow_assets.defs.resources import LakeResource
 from snowplow_assets.events.reader import run_folder_files
@@ -17,10 +17,7 @@ def enriched_batch(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.
     """Each run folder of the run (one, or a backfilled range) records its own files on its own partition."""
     fs = lake.filesystem()
     for run_folder in sorted(context.partition_keys):
-        folder = lake.lake.enriched_run(run_folder)
-        if not fs.exists(folder):
-            raise dg.Failure(f"run folder {folder} does not exist", metadata={"path": folder, "run_folder": run_folder})
-        fail_unless_still_ready(fs, folder, "run folder", run_folder, {"path": folder, "run_folder": run_folder})
+        folder = fail_unless_run_folder_ready(fs, lake.lake, run_folder)
         files = run_folder_files(fs, folder)
         if not files:
             context.log.warning(f"{folder} holds no data files; its shredded output will be empty")

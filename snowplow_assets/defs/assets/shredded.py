@@ -5,6 +5,7 @@ from datetime import datetime, timezone
 import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
+from snowplow_assets.defs.assets.folder_readiness import fail_unless_run_folder_ready
 from snowplow_assets.defs.checks.event_manifest_checks import (
     EVENT_MANIFEST,
     EVENT_MANIFEST_CHECK_SPECS,
@@ -139,6 +140,8 @@ def shred(
             manifest.verify()  # before Spark starts: a missing DynamoDB table fails the run at once
         except EventManifestUnavailable as error:
             raise dg.Failure(str(error), metadata={"event_manifest": manifest.describe()}) from error
+    for run_folder in context.partition_keys:
+        fail_unless_run_folder_ready(fs, lake.lake, run_folder)  # before Spark starts
     session = spark.spark_session
     checks: dict[str, list[dg.AssetCheckResult]] = {}
     # Time order: the first batch processed owns an event's key in the event manifest (cross-batch dedup).
