@@ -205,7 +205,10 @@ class LakeFileSystem(abc.ABC):
         """The path to hand Spark to read exactly the file or folder `uri`: `spark_path` with Hadoop's glob
         characters escaped (`_HADOOP_GLOB`). Spark expands a path it reads as a glob, the lake's own part
         included, so a lake under a folder such as `checkout [old]` failed every read of a folder the job had
-        just written (until 2026-11-28). A path Spark writes is never expanded: writes take `spark_path`."""
+        just written (until 2026-11-28). A path Spark writes is never expanded: writes take `spark_path`.
+        Reading one such folder, Spark logs a warning with a stack trace, `FileStreamSink: Assume no metadata
+        directory`, as it looks for a streaming sink's log under the escaped path taken literally; the read is
+        right (storage/test_base.py)."""
         return _HADOOP_GLOB.sub(r"\\\1", self.spark_path(uri))
 
     def spark_file_path(self, uri: str) -> str:
