@@ -129,6 +129,11 @@ class Lake:
             raise ValueError(f"bad staging token {token!r}")
         return self.uri("shredded", ".staging", f"{validate_run_folder(run)}.{token}")
 
+    def manifest_claims(self, run: str) -> str:
+        """The keys each run of a batch gave an event manifest whose entries outlive a run, until its output
+        accounts for them (manifest/claims_journal.py); hidden from lake readers."""
+        return self.uri("shredded", ".manifest-claims", validate_run_folder(run))
+
     # Event manifest, lake backend (manifest/lake_event_manifest.py)
     @property
     def event_manifest(self) -> str:

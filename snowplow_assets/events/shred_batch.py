@@ -25,6 +25,7 @@ output pass found every line the parse pass staged, each decision on the line it
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from snowplow_assets.events.parse_pass import parse_pass
 from snowplow_assets.events.reader import read_lines, run_folder_files
 from snowplow_assets.lake import Lake
 from snowplow_assets.manifest.base import Batch, EventManifest, batch_etl_time, manifest_keys
+from snowplow_assets.manifest.claims_journal import clear_claims, earlier_claims, write_claims
 from snowplow_assets.manifest.populate import shredded_event_keys
 from snowplow_assets.phase_times import PhaseTimes
 from snowplow_assets.spark import observed_counts
@@ -212,10 +214,14 @@ def shred_run_folder(
         )
         with phases.phase(PUBLISH):
             _publish(fs, lake, run, staging, report, options)
-        if stale is not None and options.event_manifest is not None and report.event_manifest is not None:
+        manifest = options.event_manifest
+        if manifest is not None and manifest.keeps_entries_across_runs and report.event_manifest is not None:
             # Only now: until the new output is in place, the old one still loads the events these keys name.
             with phases.phase(EVENT_MANIFEST):
-                report.event_manifest.counts.update(options.event_manifest.forget(batch, stale))
+                forgotten = manifest.forget(batch, stale) if stale is not None else {}
+                report.event_manifest.counts.update(forgotten)
+                if not forgotten.get("stale_entries_not_removed"):  # else the next run tries them again
+                    clear_claims(fs, lake, run)
         return report
     finally:
         fs.delete(staging)
@@ -245,8 +251,9 @@ def _write_decisions(
 
     With an event manifest, the in-batch decisions are materialised first: the events they keep are what
     the manifest checks (and, with DynamoDB, writes) exactly once. Where the manifest keeps what an earlier
-    run of the batch recorded (`keeps_entries_across_runs`), the keys of the batch's published output that
-    this run no longer records are returned too, to be forgotten once the new output is in place.
+    run of the batch recorded (`keeps_entries_across_runs`), this run's keys are journalled before they are
+    written, and the keys of the batch's published output and of earlier runs' journals that this run no
+    longer records are returned too, to be forgotten once the new output is in place (claims_journal.py).
     """
     decisions = dedup.in_batch_decisions(keys, options.dedup, batch.run)
     manifest_report = stale = None
@@ -256,6 +263,11 @@ def _write_decisions(
         kept = keys.join(naturally_dropped, "row_id", "left_anti").select("event_id", "fingerprint")
         manifest = options.event_manifest
         with phases.phase(EVENT_MANIFEST):
+            if manifest.keeps_entries_across_runs:
+                claimed_before = earlier_claims(spark, fs, lake, batch.run)
+                recorded_now = write_claims(
+                    spark, fs, lake, batch.run, manifest_keys(kept, options.cross_batch_synthetic)
+                )
             check = manifest.check_and_set(kept, batch, options.cross_batch_synthetic, work=f"{staging}/event-manifest")
         decisions = dedup.cross_batch_decisions(
             keys, decisions, check.findings, options.cross_batch_synthetic, batch.run
@@ -263,13 +275,16 @@ def _write_decisions(
         manifest_report = EventManifestReport(
             manifest.backend, manifest.describe(), batch, batch.ttl(manifest.ttl_days), check.counts
         )
-        # A first run has no published output, and nothing recorded before it to forget: no Spark job for it.
-        if manifest.keeps_entries_across_runs and fs.exists(lake.shredded_good(batch.run)):
-            recorded_now = manifest_keys(kept, options.cross_batch_synthetic)
-            recorded_before = manifest_keys(
-                shredded_event_keys(spark, fs, lake, [batch.run]), options.cross_batch_synthetic
-            )
-            stale = _materialise(spark, fs, recorded_before.subtract(recorded_now), f"{staging}/stale-manifest-keys")
+        if manifest.keeps_entries_across_runs:
+            # What the published output and the earlier runs' claims hold (claims_journal.py); a first run has
+            # neither, and no Spark job for them.
+            recorded_before = [] if claimed_before is None else [claimed_before]
+            if fs.exists(lake.shredded_good(batch.run)):
+                published = shredded_event_keys(spark, fs, lake, [batch.run])
+                recorded_before.append(manifest_keys(published, options.cross_batch_synthetic))
+            if recorded_before:
+                candidates = functools.reduce(DataFrame.unionByName, recorded_before)
+                stale = write_claims(spark, fs, lake, batch.run, candidates.subtract(recorded_now))
     if unresolved is not None:
         decisions = decisions.unionByName(unresolved)
     observation = Observation("decisions")
