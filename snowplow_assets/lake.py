@@ -211,8 +211,15 @@ class Lake:
     def cdc_latest(self, model: str) -> str:
         return self.uri("cdc", "latest", validate_cdc_model_name(model))
 
-    def cdc_staging(self, token: str) -> str:
-        """A private folder of one CDC ingestion, batch or latest run; hidden from readers."""
+    @property
+    def cdc_stagings(self) -> str:
+        return self.uri("cdc", ".staging")
+
+    def cdc_staging(self, owner: str, token: str) -> str:
+        """A private folder of one CDC ingestion, batch or latest run, `<owner>@<token>`; hidden from readers.
+        The owner (cdc/staging.py) names what one run at a time writes, whose earlier runs' folders it removes."""
         if not re.fullmatch(r"[0-9a-f]{8,32}", token):
             raise ValueError(f"bad staging token {token!r}")
-        return self.uri("cdc", ".staging", token)
+        if not re.fullmatch(r"[A-Za-z0-9._=-]{1,160}", owner):
+            raise ValueError(f"bad staging owner {owner!r}")
+        return self.uri("cdc", ".staging", f"{owner}@{token}")

@@ -59,7 +59,6 @@ from __future__ import annotations
 import json
 import re
 import time
-import uuid
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
@@ -95,6 +94,7 @@ from snowplow_assets.cdc.order import (
     reduce_to_state,
     truncated,
 )
+from snowplow_assets.cdc.staging import BATCHES, new_staging
 from snowplow_assets.cdc.stale_landings import model_readings, reading_changes
 from snowplow_assets.events.sql import literal
 from snowplow_assets.lake import Lake
@@ -354,7 +354,7 @@ def _cut(
     reads = {(plan.model.name, landing): window for plan in plans for landing, window in plan.reads.items()}
     records, files_read = read_records(spark, fs, lake, reads, ingested)
     changes = reduce_to_state(records, counted=True).persist()
-    staging = lake.cdc_staging(uuid.uuid4().hex[:16])
+    staging = new_staging(fs, lake, BATCHES)
     try:
         changed = records_bound(ingested, reads)
         if changed > BROADCAST_CHANGES_LIMIT:

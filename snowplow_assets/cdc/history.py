@@ -39,6 +39,7 @@ from snowplow_assets.cdc.contracts import BAD, BAD_REASONS, DELETES, HISTORY, IG
 from snowplow_assets.cdc.landing import is_blank, landing_files, parse_envelopes, read_lines
 from snowplow_assets.cdc.models import TOPIC_NAME, CdcModels, ModelSpec
 from snowplow_assets.cdc.order import MODEL, STATE_COLUMNS, STATE_SCHEMA, TABLE_KEY, TIMESTAMP
+from snowplow_assets.cdc.staging import ingestion_owner, new_staging
 from snowplow_assets.events.sql import literal
 from snowplow_assets.lake import Lake, validate_cdc_landing_folder
 from snowplow_assets.spark import session_conf
@@ -103,7 +104,7 @@ def ingest_landing(
     if not fs.exists(folder):
         raise FileNotFoundError(f"no such landing folder: {folder}")
     files = landing_files(fs, folder)
-    staging = lake.cdc_staging(uuid.uuid4().hex[:16])
+    staging = new_staging(fs, lake, ingestion_owner(landing))
     try:
         lines_seen = Observation("cdc_lines")
         lines = read_lines(spark, fs, files).observe(

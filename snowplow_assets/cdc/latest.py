@@ -14,7 +14,6 @@ per model as `cdc/latest/<model>/` (the cdc_latest asset), written to staging an
 from __future__ import annotations
 
 import json
-import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
@@ -36,6 +35,7 @@ from snowplow_assets.cdc.history import (
 )
 from snowplow_assets.cdc.models import ModelSpec
 from snowplow_assets.cdc.order import BROADCAST_CHANGES_LIMIT, live, merge_into, reduce_to_state
+from snowplow_assets.cdc.staging import LATEST, new_staging
 from snowplow_assets.events.sql import identifier
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LakeFileSystem, is_data_file
@@ -129,7 +129,7 @@ def write_latest(spark: SparkSession, fs: LakeFileSystem, lake: Lake, models: li
     """Materialise every model's latest view as Parquet at cdc/latest/<model>/ (with _latest.json)."""
     ingested = read_ingested(fs, lake)
     written = []
-    staging = lake.cdc_staging(uuid.uuid4().hex[:16])
+    staging = new_staging(fs, lake, LATEST)
     try:
         for model in models:
             table, sources = latest_table(spark, fs, lake, model, ingested=ingested)

@@ -278,7 +278,7 @@ def test_a_copy_that_stops_part_way_leaves_no_marker(s3, bucket):
         spec="s", landings={"L1": "t"}, columns={}, previous_columns=None, skipped_columns={}, rows=5,
         tombstones=1, records_read=6, files_read=1, landings_read=1,
     )  # fmt: skip
-    staged = f"{lake.cdc_staging('0123abcd')}/customers"
+    staged = f"{lake.cdc_staging('batches', '0123abcd')}/customers"
     put(s3, f"{staged}/_batch.json", manifest.to_json())
     put(s3, f"{staged}/deleted/part-00000.parquet")
     for i in range(5):
@@ -297,7 +297,7 @@ def test_a_copy_that_stops_part_way_leaves_no_marker(s3, bucket):
     assert [e.name for e in s3.list_dir(lake.cdc_batches("customers"))] == ["boundary=1000"]
 
     # The latest view's marker sits beside its part files, at the root of the tree.
-    staged = f"{lake.cdc_staging('4567abcd')}/customers"
+    staged = f"{lake.cdc_staging('batches', '4567abcd')}/customers"
     put(s3, f"{staged}/_SUCCESS", "")
     put(s3, f"{staged}/_latest.json", "{}")
     put(s3, f"{staged}/part-00000.parquet")
