@@ -12,18 +12,22 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from snowplow_assets.check_outcome import CheckOutcome
+from snowplow_assets.events.dedup import InBatchDedup
 from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS
 from snowplow_assets.events.output_folders import ATOMIC_EVENTS, SHREDDED_TYPES
 from snowplow_assets.events.shred_batch import ShredReport
 from snowplow_assets.storage import LakeFileSystem
 
 _EVENT_ID_COLUMN = next(i for i, f in enumerate(ATOMIC_FIELDS) if f.name == "event_id")
+_FINGERPRINT_COLUMN = next(i for i, f in enumerate(ATOMIC_FIELDS) if f.name == "event_fingerprint")
 
 
 @dataclass(frozen=True)
 class ShreddedOutputFacts:
     atomic_lines: int
     distinct_event_ids: int
+    fingerprinted_lines: int  # atomic events with a fingerprint
+    distinct_fingerprinted_pairs: int  # their distinct (event_id, fingerprint) pairs
     bad_lines: int
     entities: int
     orphan_entities: int
@@ -37,10 +41,17 @@ def _text(spark: SparkSession, fs: LakeFileSystem, uri: str) -> DataFrame:
 
 
 def inspect_shredded_output(spark: SparkSession, fs: LakeFileSystem, report: ShredReport) -> ShreddedOutputFacts:
-    atomic_ids = _text(spark, fs, f"{report.good_output}/{ATOMIC_EVENTS}").select(
-        F.split("value", "\t")[_EVENT_ID_COLUMN].alias("event_id")
+    fields = F.split("value", "\t")
+    atomic_keys = _text(spark, fs, f"{report.good_output}/{ATOMIC_EVENTS}").select(
+        fields[_EVENT_ID_COLUMN].alias("event_id"), F.nullif(fields[_FINGERPRINT_COLUMN], F.lit("")).alias("fp")
     )
-    atomic = atomic_ids.agg(F.count(F.lit(1)).alias("lines"), F.count_distinct("event_id").alias("ids")).first()
+    atomic = atomic_keys.agg(
+        F.count(F.lit(1)).alias("lines"),
+        F.count_distinct("event_id").alias("ids"),
+        F.count("fp").alias("fingerprinted"),
+        F.count_distinct("event_id", "fp").alias("pairs"),  # rows with a null fp do not count
+    ).first()
+    atomic_ids = atomic_keys.select("event_id")
     bad_lines = _text(spark, fs, report.bad_output).count()
 
     types_uri = f"{report.good_output}/{SHREDDED_TYPES}"
@@ -77,6 +88,8 @@ def inspect_shredded_output(spark: SparkSession, fs: LakeFileSystem, report: Shr
     return ShreddedOutputFacts(
         atomic_lines=atomic["lines"],
         distinct_event_ids=atomic["ids"],
+        fingerprinted_lines=atomic["fingerprinted"],
+        distinct_fingerprinted_pairs=atomic["pairs"],
         bad_lines=bad_lines,
         entities=entities["entities"],
         orphan_entities=entities["orphans"],
@@ -86,13 +99,29 @@ def inspect_shredded_output(spark: SparkSession, fs: LakeFileSystem, report: Shr
     )
 
 
-def unique_event_ids(facts: ShreddedOutputFacts) -> CheckOutcome:
+def unique_event_ids(facts: ShreddedOutputFacts, dedup: InBatchDedup) -> CheckOutcome:
+    """Every event_id is unique, as far as the batch's deduplication makes it so. With synthetic deduplication
+    off (SNOWPLOW_DEDUP_SYNTHETIC=false, as Snowplow's shredder allows) events of one id and other fingerprints
+    keep it, so only natural duplicates must be gone: no id and fingerprint repeats. With natural deduplication
+    off too, ids repeat as configured, and the check reports them without failing. Until 2026-11-28 such
+    settings failed this blocking check on every batch with a shared id, and withdrew its marker."""
     repeated = facts.atomic_lines - facts.distinct_event_ids
+    metadata = {"atomic_events": facts.atomic_lines, "distinct_event_ids": facts.distinct_event_ids}
+    if dedup.synthetic:
+        described = (
+            f"{repeated} atomic events share an event_id with another" if repeated else "every event_id is unique"
+        )
+        return CheckOutcome("unique_event_ids", repeated == 0, described, metadata)
+    repeated_pairs = facts.fingerprinted_lines - facts.distinct_fingerprinted_pairs
+    metadata["repeated_id_and_fingerprint"] = repeated_pairs
+    shared = f"{repeated} atomic events share an event_id with another, as synthetic deduplication is off"
+    if not dedup.natural:
+        return CheckOutcome("unique_event_ids", True, f"{shared} (and natural deduplication)", metadata)
     return CheckOutcome(
         "unique_event_ids",
-        repeated == 0,
-        f"{repeated} atomic events share an event_id with another" if repeated else "every event_id is unique",
-        {"atomic_events": facts.atomic_lines, "distinct_event_ids": facts.distinct_event_ids},
+        repeated_pairs == 0,
+        f"{shared}; {repeated_pairs} repeat an event_id and fingerprint, which natural deduplication removes",
+        metadata,
     )
 
 
@@ -148,7 +177,7 @@ def renamed_events_have_duplicate_context(facts: ShreddedOutputFacts, report: Sh
 def check_shredded_output(spark: SparkSession, fs: LakeFileSystem, report: ShredReport) -> list[CheckOutcome]:
     facts = inspect_shredded_output(spark, fs, report)
     return [
-        unique_event_ids(facts),
+        unique_event_ids(facts, report.dedup),
         lines_accounted_for(facts, report),
         entities_have_events(facts),
         renamed_events_have_duplicate_context(facts, report),

@@ -122,6 +122,7 @@ class ShredReport:
     completed: datetime
     event_manifest: EventManifestReport | None = None
     unresolved_schemas: list[str] = field(default_factory=list)  # schema URIs no Iglu registry holds
+    dedup: dedup.InBatchDedup = field(default_factory=dedup.InBatchDedup)  # the in-batch deduplication applied
     # Wall seconds of each phase of the job (PHASES), each without the phases inside it.
     phase_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -208,6 +209,7 @@ def shred_run_folder(
             completed=datetime.now(timezone.utc),
             event_manifest=manifest_report,
             unresolved_schemas=unresolved_schemas,
+            dedup=options.dedup,
             # The very dict the phases are timed into: publishing writes the marker, which is made from the
             # report, so the report exists before its last phase ends.
             phase_seconds=phases.seconds,

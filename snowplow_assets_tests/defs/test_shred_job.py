@@ -5,6 +5,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from snowplow_assets.defs.sensors.enriched_run_folders import enriched_run_folders
+from snowplow_assets.events import shred_batch
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.defs.sensors.test_enriched_run_folders import launch
 from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
@@ -100,21 +101,25 @@ def test_a_blocking_check_that_fails_withdraws_the_marker_and_the_rerun_material
     definitions, lake, instance, monkeypatch, spark_builds
 ):
     """Two runs of the golden batch prove:
-    - with deduplication off, its copies of one event share its id: unique_event_ids fails after the output
-      is published, and the marker goes, so that no loader or web model takes the folder in;
+    - when its published output holds an event twice (a writer's fault, made here), unique_event_ids fails
+      after the output is published, and the marker goes, so that no loader or web model takes the folder in;
     - the rerun, with the default settings, succeeds and writes the marker again; it starts one SparkSession,
       shared by its steps; it materialises every asset of the step with its metadata (counts, path, phase
       times within the run's duration, entity types) and every check passes."""
-    from snowplow_assets.definitions import defs
-
     write_run_folder(lake, RUN, GOLDEN_INPUT)
     instance.add_dynamic_partitions("enriched_runs", [RUN])
     marker = Path(lake.shredding_complete(RUN))
 
-    monkeypatch.setenv("SNOWPLOW_DEDUP_NATURAL", "false")
-    monkeypatch.setenv("SNOWPLOW_DEDUP_SYNTHETIC", "false")
-    job = defs().resolve_job_def("shred_enriched_run")
-    result = job.execute_in_process(partition_key=RUN, instance=instance, raise_on_error=False)
+    def publish_an_event_twice(fs, lake, run, *args):
+        publish(fs, lake, run, *args)
+        part = next(p for p in Path(lake.shredded_good(run), "atomic-events").glob("part-*") if p.read_text())
+        part.write_text(part.read_text() * 2)
+
+    publish = shred_batch._publish
+    with monkeypatch.context() as patch:
+        patch.setattr(shred_batch, "_publish", publish_an_event_twice)
+        job = definitions.resolve_job_def("shred_enriched_run")
+        result = job.execute_in_process(partition_key=RUN, instance=instance, raise_on_error=False)
     assert not result.success
     [unique] = [
         e.asset_check_evaluation_data
@@ -125,9 +130,8 @@ def test_a_blocking_check_that_fails_withdraws_the_marker_and_the_rerun_material
     assert not unique.passed
     assert not marker.exists() and any(Path(lake.shredded_good(RUN), "atomic-events").iterdir())
     [atomic] = materializations(result, "atomic_events")
-    assert atomic.metadata["completion_marker_withdrawn_by"].value == ["unique_event_ids"]
+    assert atomic.metadata["completion_marker_withdrawn_by"].value == ["lines_accounted_for", "unique_event_ids"]
 
-    # `definitions` was built before deduplication was switched off: the default settings.
     builds = len(spark_builds)
     result = definitions.resolve_job_def("shred_enriched_run").execute_in_process(partition_key=RUN, instance=instance)
     assert result.success and marker.exists()

@@ -15,6 +15,8 @@ from snowplow_assets.defs.checks.shred_checks import (
     SHREDDED_TYPES,
     shred_check_results,
 )
+from snowplow_assets.events.dedup import InBatchDedup
+from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS
 from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.events.test_output_checks import naming_itself, rewrite_duplicate_contexts, without_original
 from snowplow_assets_tests.events.test_shred_batch import RUN
@@ -30,16 +32,16 @@ LINES = {"lines_read": 7, "good_on_disk": 4, "bad_on_disk": 2, "duplicates_remov
 RENAMED = {"renamed": 2, "duplicate_contexts": 2, "events_with_duplicate_context": 2}
 
 
-def results(spark, golden, tmp_path, damage=None) -> dict[str, dg.AssetCheckResult]:
+def results(spark, golden, tmp_path, damage=None, dedup=InBatchDedup()) -> dict[str, dg.AssetCheckResult]:
     """The checks' results on a copy of the golden batch's shredded output (../../conftest.py), damaged by
-    `damage(good, bad)` first."""
+    `damage(good, bad)` first, as shredded with `dedup`."""
     lake, report = golden
     copy = tmp_path / "copy"
     shutil.copytree(Path(lake.root) / "shredded", copy)
     good, bad = copy / "good" / RUN, copy / "bad" / RUN
     if damage:
         damage(good, bad)
-    damaged = dataclasses.replace(report, good_output=str(good), bad_output=str(bad))
+    damaged = dataclasses.replace(report, good_output=str(good), bad_output=str(bad), dedup=dedup)
     found = {r.check_name: r for r in shred_check_results(spark, LocalFileSystem(), damaged)}
     assert set(found) == set(ASSETS)
     for name, result in found.items():
@@ -87,6 +89,33 @@ def test_an_event_written_twice_fails_uniqueness_and_the_line_count(spark, golde
     assert metadata(found["unique_event_ids"]) == {"atomic_events": 5, "distinct_event_ids": 4}
     assert metadata(found["lines_accounted_for"]) == {**LINES, "good_on_disk": 5}
     assert found["unique_event_ids"].description == "1 atomic events share an event_id with another"
+
+
+@pytest.mark.parametrize(
+    ("dedup", "other_fingerprint", "passed"),
+    [
+        (InBatchDedup(natural=True, synthetic=False), True, True),
+        (InBatchDedup(natural=True, synthetic=False), False, False),
+        (InBatchDedup(natural=False, synthetic=False), False, True),
+    ],
+    ids=["synthetic off, a synthetic duplicate", "synthetic off, a natural duplicate", "both off, a natural one"],
+)
+def test_ids_shared_as_the_dedup_settings_allow_pass(spark, golden, tmp_path, dedup, other_fingerprint, passed):
+    """With synthetic deduplication off, events of one id and other fingerprints keep it (Snowplow's shredder
+    allows it); until 2026-11-28 every such batch failed this blocking check, and lost its marker."""
+    fingerprint = next(i for i, f in enumerate(ATOMIC_FIELDS) if f.name == "event_fingerprint")
+
+    def add_a_copy(good, _bad):
+        part = parts(good / "atomic-events")[0]
+        fields = part.read_text().splitlines()[0].split("\t")
+        fields[fingerprint] += "-other" if other_fingerprint else ""
+        part.write_text(part.read_text() + "\t".join(fields) + "\n")
+
+    unique = results(spark, golden, tmp_path, add_a_copy, dedup)["unique_event_ids"]
+    assert unique.passed is passed, unique.description
+    assert metadata(unique) == {
+        "atomic_events": 5, "distinct_event_ids": 4, "repeated_id_and_fingerprint": 0 if other_fingerprint else 1,
+    }  # fmt: skip
 
 
 def test_a_lost_bad_row_fails_the_line_count_alone(spark, golden, tmp_path):
