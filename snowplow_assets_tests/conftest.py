@@ -38,11 +38,13 @@ def _is_tmpfs(path: Path) -> bool:
     return any(line.split()[1:3] == [str(path), "tmpfs"] for line in mounts)
 
 
-# Every lake of the tests lies below a folder whose name holds characters Hadoop expands in a path Spark reads,
-# so that a read of a lake path left unescaped fails somewhere in the suite (storage/base.py, spark_read_path):
-# a lake under `checkout [old]` failed every shred until 2026-11-28. Not `?`, which would end the path of the
-# SQLite URLs of Dagster's storage (storage/test_base.py reads a lake with `?` in its name).
-GLOB_CHARACTERS_FOLDER = "snowplow-assets tests [1]{a,b}*"
+# Every lake of the tests lies below a folder whose name Hadoop expands as a glob in a path Spark reads (`{a,b}`
+# matches `a` or `b`, not itself), so that a read of a lake path left unescaped fails somewhere in the suite
+# (storage/base.py, spark_read_path): a lake under `checkout [old]` failed every shred until 2026-11-28. Not
+# `?`, which ends the path of the SQLite URLs of Dagster's storage, nor `[`, which Dagster 1.13's SQLite event
+# log storage globs its own folder with, so that backfills never start; storage/test_base.py reads a lake
+# named with every glob character.
+GLOB_CHARACTERS_FOLDER = "snowplow-assets tests {a,b}*"
 
 
 def pytest_configure(config: pytest.Config) -> None:
