@@ -7,6 +7,7 @@ from snowplow_assets.jvm import POSIX_LOCAL_FILE_SYSTEM_CLASS, functions_jar
 from snowplow_assets.jvm.driver_options import DEFAULT_DRIVER_JAVA_OPTIONS
 from snowplow_assets.settings import Settings
 from snowplow_assets.spark import session_conf, spark_session_config, unsorted_partitioned_write
+from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.conftest import write_plan
 
 JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
@@ -79,10 +80,12 @@ def test_an_unsorted_partitioned_write_keeps_a_file_open_per_partition_instead_o
         rows.write.partitionBy("part").parquet(str(tmp_path / "unsorted"))
     assert "Sort (" not in write_plan(spark, str(tmp_path / "unsorted"))
     assert (
-        spark.read.parquet(str(tmp_path / "unsorted")).exceptAll(spark.read.parquet(str(tmp_path / "sorted"))).count()
+        spark.read.parquet(LocalFileSystem().spark_read_path(str(tmp_path / "unsorted")))
+        .exceptAll(spark.read.parquet(LocalFileSystem().spark_read_path(str(tmp_path / "sorted"))))
+        .count()
         == 0
     )
-    assert spark.read.parquet(str(tmp_path / "unsorted")).count() == 3000
+    assert spark.read.parquet(LocalFileSystem().spark_read_path(str(tmp_path / "unsorted"))).count() == 3000
 
 
 def test_a_local_master_writes_through_the_jars_file_system_on_the_jvms_class_path(monkeypatch):

@@ -66,7 +66,7 @@ def ingested(spark, tmp_path_factory):
 
 def _rows(spark, lake):
     frames = [
-        spark.read.schema(HISTORY_SCHEMA).parquet(p).select(*HISTORY_COLUMNS)
+        spark.read.schema(HISTORY_SCHEMA).parquet(LocalFileSystem().spark_read_path(p)).select(*HISTORY_COLUMNS)
         for p in (lake.cdc_history(LANDING), lake.cdc_deletes(LANDING))
     ]
     return sorted(tuple(r) for r in frames[0].unionByName(frames[1]).collect())
@@ -165,7 +165,7 @@ def test_a_line_that_is_not_exactly_one_json_object_is_a_bad_row_and_every_line_
     assert (report.lines, report.blank_lines, report.changes, report.deletes, report.bad) == (10, 1, 1, 0, 8)
     assert report.lines == report.blank_lines + report.changes + report.deletes + report.bad + report.ignored
     assert report.bad_reasons == {"invalid_json": 7, "invalid_value": 1}
-    written = spark.read.parquet(lake.cdc_history("landing=malformed"))
+    written = spark.read.parquet(LocalFileSystem().spark_read_path(lake.cdc_history("landing=malformed")))
     assert [(r["__key"], r["__offset"]) for r in written.collect()] == [("1", 1)]
     bad = {row["line"]: row for row in map(json.loads, _lines_of(Path(lake.cdc_bad("landing=malformed"))))}
     assert set(bad) == set(lines[1:-1])
@@ -199,7 +199,12 @@ def test_records_of_ignored_topics_are_counted_and_written_nowhere(spark, lake):
         "shop.payments": "ignored",
     }
     assert set(report.models) == {"customers"}
-    written = spark.read.parquet(lake.cdc_history("landing=ignoring"), lake.cdc_deletes("landing=ignoring"))
+    written = spark.read.parquet(
+        *map(
+            LocalFileSystem().spark_read_path,
+            [lake.cdc_history("landing=ignoring"), lake.cdc_deletes("landing=ignoring")],
+        )
+    )
     assert [(r["__topic"], r["__key"]) for r in written.collect()] == [("customers_raw", "1")]
     assert IngestedLanding.from_json(report.to_json()) == report
 

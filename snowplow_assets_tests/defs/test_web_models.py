@@ -20,6 +20,7 @@ from snowplow_assets.defs.resources import LakeResource, WebModelsResource
 from snowplow_assets.lake import Lake
 from snowplow_assets.settings import PROJECT_ROOT, Settings
 from snowplow_assets.spark import spark_session_config
+from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets.web.variables import MODELS, WebVariables
 from snowplow_assets_tests.conftest import TEST_SPARK_CONFIG
 from snowplow_assets_tests.web.shredded import Event, ts, uid, write_shredded_run
@@ -66,7 +67,10 @@ def latest_metadata(instance, model: str) -> dict[str, object]:
 
 
 def session_rows(spark, lake: Lake) -> list[tuple[str, int]]:
-    return sorted((r.session_id, r.page_views) for r in spark.read.parquet(lake.web_model("sessions")).collect())
+    return sorted(
+        (r.session_id, r.page_views)
+        for r in spark.read.parquet(LocalFileSystem().spark_read_path(lake.web_model("sessions"))).collect()
+    )
 
 
 @pytest.fixture(scope="module")

@@ -91,3 +91,24 @@ def test_an_input_event_carrying_the_shredders_own_context_is_a_bad_row_and_ever
     results = outcomes(spark, report)
     assert all(o.passed for o in results.values()), results
     assert results["renamed_events_have_duplicate_context"].metadata["duplicate_contexts"] == 0
+
+
+def test_two_duplicate_contexts_on_one_renamed_event_and_none_on_the_other_fail(spark, golden, tmp_path):
+    """As many contexts as renames, each naming another event and hanging on an atomic event: only the count of
+    events that carry one sees that a renamed event lost the id of its original."""
+
+    def pile_them_on_one_event(good: Path) -> None:
+        parts = [p for p in next(good.rglob("name=duplicate")).rglob("part-*") if p.read_text().strip()]
+        contexts = [json.loads(line) for p in parts for line in p.read_text().splitlines()]
+        assert len(contexts) == 2, "the golden batch renames two events"
+        for context in contexts:
+            context["hierarchy"]["rootId"] = contexts[0]["hierarchy"]["rootId"]
+        for part in parts[1:]:
+            part.write_text("")
+        parts[0].write_text("".join(json.dumps(c, separators=(",", ":")) + "\n" for c in contexts))
+
+    results = outcomes(spark, tampered_copy(golden, tmp_path, pile_them_on_one_event))
+    check = results["renamed_events_have_duplicate_context"]
+    assert results["entities_have_events"].passed
+    assert (check.metadata["duplicate_contexts"], check.metadata["events_with_duplicate_context"]) == (2, 1)
+    assert not check.passed

@@ -19,6 +19,8 @@ def test_unique_keys(spark):
     assert not bad.passed and bad.metadata == {"rows": 4, "null_keys": 1, "repeated_keys": 1}
     assert bad.description == "4 rows: 1 without id, 1 repeating another row's id"
     assert unique_keys(None, "id").passed
+    keyless = unique_keys(spark.createDataFrame([("a",), (None,)], "id STRING"), "id")  # no key repeats
+    assert not keyless.passed and keyless.metadata == {"rows": 2, "null_keys": 1, "repeated_keys": 0}
 
 
 def test_page_view_counts_agree(spark):
