@@ -4,6 +4,8 @@ the same permissions, without a chmod process per folder."""
 import os
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -48,7 +50,9 @@ def test_creating_folders_starts_no_process(spark, tmp_path):
     if jcmd is None or jfr is None:
         pytest.skip("no jcmd and jfr (JDK tools) to record the JVM's processes")
     jvm, ours, hadoops = _file_systems(spark)
-    pid, recording = str(jvm.java.lang.ProcessHandle.current().pid()), tmp_path / "processes.jfr"
+    # jcmd splits its arguments at spaces, and the tests' temporary folder has one (conftest.py).
+    plain = Path(tempfile.mkdtemp(prefix="snowplow-assets-jfr-", dir="/tmp"))
+    pid, recording = str(jvm.java.lang.ProcessHandle.current().pid()), plain / "processes.jfr"
 
     def processes_started(fs, folder: str) -> list[str]:
         subprocess.run([jcmd, pid, "JFR.start", "name=folders", "settings=default"], check=True, capture_output=True)
@@ -67,5 +71,8 @@ def test_creating_folders_starts_no_process(spark, tmp_path):
         commands = [line.strip() for line in printed.splitlines() if line.strip().startswith("command =")]
         return [command for command in commands if f"{tmp_path}/{folder}" in command]
 
-    assert len(processes_started(hadoops, "hadoops")) == 7, "a chmod per folder: the recording sees them"
-    assert processes_started(ours, "ours") == []
+    try:
+        assert len(processes_started(hadoops, "hadoops")) == 7, "a chmod per folder: the recording sees them"
+        assert processes_started(ours, "ours") == []
+    finally:
+        shutil.rmtree(plain)
