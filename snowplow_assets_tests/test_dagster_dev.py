@@ -6,6 +6,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from snowplow_assets.cli.instance import project_instance
 from snowplow_assets.settings import PROJECT_ROOT
+from snowplow_assets_tests.conftest import GLOB_CHARACTERS_FOLDER
 
 QUERY = """
 {
@@ -57,6 +59,10 @@ def test_dagster_dev_loads_the_code_location_on_the_project_instance(project_cop
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
     env["SNOWPLOW_LAKE"] = str(tmp_path / "lake")
+    # Dagster 1.13's code servers do not start with their sockets in a folder whose name holds a space, as the
+    # tests' temporary folder's does (conftest.py): its parent is a plain one.
+    temporary = Path(tempfile.gettempdir())
+    env["TMPDIR"] = str(temporary.parent if temporary.name == GLOB_CHARACTERS_FOLDER else temporary)
     dagster = str(Path(sys.executable).parent / "dagster")
     log = tmp_path / "dagster-dev.log"
     with log.open("w") as output:

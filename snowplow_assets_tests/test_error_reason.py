@@ -1,10 +1,12 @@
 import gzip
 import subprocess
 import sys
+import urllib.parse
 
 import pytest
 
 from snowplow_assets.error_reason import reason, reason_of
+from snowplow_assets.storage import LocalFileSystem
 
 
 @pytest.fixture
@@ -15,9 +17,14 @@ def truncated_gzip(tmp_path) -> str:
     return str(path)
 
 
+def spark_uri(path: str) -> str:
+    """The file's URI as Spark's messages name it: Java's, which quotes what a URI's path may not hold."""
+    return "file://" + urllib.parse.quote(path, safe="/:@!$&'()*+,;=-._~")
+
+
 def _read_error(session, path: str) -> BaseException:
     with pytest.raises(Exception) as raised:
-        session.read.text(path).count()
+        session.read.text(LocalFileSystem().spark_read_path(path)).count()
     return raised.value
 
 
@@ -27,7 +34,7 @@ def test_a_spark_error_through_py4j_gives_its_jvm_error_and_last_cause(spark, tr
     assert len(str(error).splitlines()) > 20, "and the JVM's stack trace"
     assert reason_of(error) == (
         f"{type(error).__name__}: org.apache.spark.SparkException: [FAILED_READ_FILE.NO_HINT] Encountered error "
-        f"while reading file file://{truncated_gzip}.  SQLSTATE: KD001 "
+        f"while reading file {spark_uri(truncated_gzip)}.  SQLSTATE: KD001 "
         "(caused by java.io.EOFException: Unexpected end of input stream)"
     )
 
@@ -47,13 +54,19 @@ def test_a_spark_error_through_spark_connect_gives_its_error_and_last_cause(spar
         "    print(reason_of(error))\n"
         "session.stop()\n"
     )
-    command = [sys.executable, "-c", script, spark_connect_server.url, truncated_gzip]
+    command = [
+        sys.executable,
+        "-c",
+        script,
+        spark_connect_server.url,
+        LocalFileSystem().spark_read_path(truncated_gzip),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "True",
         "SparkException: [FAILED_READ_FILE.NO_HINT] Encountered error while reading file "
-        f"file://{truncated_gzip}.  SQLSTATE: KD001 (caused by java.io.EOFException: Unexpected end of input stream)",
+        f"{spark_uri(truncated_gzip)}.  SQLSTATE: KD001 (caused by java.io.EOFException: Unexpected end of input stream)",
     ]
 
 
