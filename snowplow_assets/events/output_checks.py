@@ -26,8 +26,11 @@ _FINGERPRINT_COLUMN = next(i for i, f in enumerate(ATOMIC_FIELDS) if f.name == "
 class ShreddedOutputFacts:
     atomic_lines: int
     distinct_event_ids: int
-    fingerprinted_lines: int  # atomic events with a fingerprint
-    distinct_fingerprinted_pairs: int  # their distinct (event_id, fingerprint) pairs
+    # Atomic events with a fingerprint, and their distinct (event_id, fingerprint) pairs: counted only when
+    # synthetic deduplication is off, the one case unique_event_ids reads them (a second distinct count costs
+    # Spark a copy of every row).
+    fingerprinted_lines: int | None
+    distinct_fingerprinted_pairs: int | None
     bad_lines: int
     entities: int
     orphan_entities: int
@@ -45,12 +48,15 @@ def inspect_shredded_output(spark: SparkSession, fs: LakeFileSystem, report: Shr
     atomic_keys = _text(spark, fs, f"{report.good_output}/{ATOMIC_EVENTS}").select(
         fields[_EVENT_ID_COLUMN].alias("event_id"), F.nullif(fields[_FINGERPRINT_COLUMN], F.lit("")).alias("fp")
     )
-    atomic = atomic_keys.agg(
-        F.count(F.lit(1)).alias("lines"),
-        F.count_distinct("event_id").alias("ids"),
+    pairs = [] if report.dedup.synthetic else [
         F.count("fp").alias("fingerprinted"),
         F.count_distinct("event_id", "fp").alias("pairs"),  # rows with a null fp do not count
-    ).first()
+    ]  # fmt: skip
+    atomic = (
+        atomic_keys.agg(F.count(F.lit(1)).alias("lines"), F.count_distinct("event_id").alias("ids"), *pairs)
+        .first()
+        .asDict()
+    )
     atomic_ids = atomic_keys.select("event_id")
     bad_lines = _text(spark, fs, report.bad_output).count()
 
@@ -88,8 +94,8 @@ def inspect_shredded_output(spark: SparkSession, fs: LakeFileSystem, report: Shr
     return ShreddedOutputFacts(
         atomic_lines=atomic["lines"],
         distinct_event_ids=atomic["ids"],
-        fingerprinted_lines=atomic["fingerprinted"],
-        distinct_fingerprinted_pairs=atomic["pairs"],
+        fingerprinted_lines=atomic.get("fingerprinted"),
+        distinct_fingerprinted_pairs=atomic.get("pairs"),
         bad_lines=bad_lines,
         entities=entities["entities"],
         orphan_entities=entities["orphans"],
@@ -112,6 +118,8 @@ def unique_event_ids(facts: ShreddedOutputFacts, dedup: InBatchDedup) -> CheckOu
             f"{repeated} atomic events share an event_id with another" if repeated else "every event_id is unique"
         )
         return CheckOutcome("unique_event_ids", repeated == 0, described, metadata)
+    if facts.fingerprinted_lines is None or facts.distinct_fingerprinted_pairs is None:
+        raise ValueError("the output's facts were gathered for synthetic deduplication on: no pairs counted")
     repeated_pairs = facts.fingerprinted_lines - facts.distinct_fingerprinted_pairs
     metadata["repeated_id_and_fingerprint"] = repeated_pairs
     shared = f"{repeated} atomic events share an event_id with another, as synthetic deduplication is off"
