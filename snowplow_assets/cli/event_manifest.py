@@ -8,13 +8,26 @@ from datetime import date
 import click
 
 from snowplow_assets.lake import Lake
-from snowplow_assets.manifest import make_event_manifest
+from snowplow_assets.manifest import EventManifest, make_event_manifest
 from snowplow_assets.manifest.base import EventManifestUnavailable
 from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbConfig, create_table
 from snowplow_assets.manifest.populate import populate_event_manifest
 from snowplow_assets.settings import Settings
 from snowplow_assets.spark import spark_session
-from snowplow_assets.storage import filesystem_for
+from snowplow_assets.storage import LakeFileSystem, filesystem_for
+
+
+def configured_event_manifest(settings: Settings, fs: LakeFileSystem, lake: Lake) -> EventManifest | None:
+    """The event manifest SNOWPLOW_EVENT_MANIFEST names, None for `none`."""
+    return make_event_manifest(
+        settings.event_manifest,
+        fs,
+        lake,
+        settings.event_manifest_ttl_days,
+        settings.event_manifest_dynamodb_table,
+        settings.event_manifest_dynamodb_region,
+        settings.event_manifest_dynamodb_endpoint_url,
+    )
 
 
 @click.group(name="event-manifest")
@@ -61,15 +74,7 @@ def populate_command(since: date) -> None:
     """
     settings = Settings()
     lake, fs = Lake(settings.lake), filesystem_for(settings.lake)
-    manifest = make_event_manifest(
-        settings.event_manifest,
-        fs,
-        lake,
-        settings.event_manifest_ttl_days,
-        settings.event_manifest_dynamodb_table,
-        settings.event_manifest_dynamodb_region,
-        settings.event_manifest_dynamodb_endpoint_url,
-    )
+    manifest = configured_event_manifest(settings, fs, lake)
     if manifest is None:
         raise click.UsageError("SNOWPLOW_EVENT_MANIFEST is none: there is no event manifest to populate")
     session = spark_session(settings.spark_config, settings.shared_spark_server, app_name="snowplow-assets-populate")

@@ -11,19 +11,24 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable
+from contextlib import ExitStack
 from typing import Any
 
 import click
 
+from snowplow_assets.cli.event_manifest import configured_event_manifest
 from snowplow_assets.cli.instance import project_instance
 from snowplow_assets.defs.manifests.instance_lake import InstanceOfAnotherLake, claim_instance_for_lake
-from snowplow_assets.defs.manifests.operator_actions import record_operator_action
+from snowplow_assets.defs.manifests.operator_actions import check_operator_action, record_operator_action
 from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ItemKind, parse_item, read_manifest
 from snowplow_assets.lake import Lake
+from snowplow_assets.manifest.base import EventManifestUnavailable
+from snowplow_assets.manifest.skipped_batch import release_skipped_batch
 from snowplow_assets.processing import Item, Record, State
 from snowplow_assets.processing.records import iso_time
 from snowplow_assets.settings import Settings
-from snowplow_assets.storage import filesystem_for
+from snowplow_assets.spark import spark_session
+from snowplow_assets.storage import LakeFileSystem, filesystem_for
 
 STATES = [s.value for s in State]
 
@@ -97,16 +102,47 @@ def _folder(lake: Lake, kind: ItemKind, name: str) -> str:
 def _act(action: str, item: tuple[ItemKind, str], reason: str) -> None:
     kind, name = item
     settings = Settings()
-    exists = filesystem_for(settings.lake).exists(_folder(Lake(settings.lake), kind, name))
+    lake, fs = Lake(settings.lake), filesystem_for(settings.lake)
+    exists = fs.exists(_folder(lake, kind, name))
     with project_instance() as instance:
         try:
             claim_instance_for_lake(instance, settings.lake)  # an action may register the item
+            check_operator_action(instance, kind, name, action, reason, register=exists)
+            if action == "skip" and kind is RUN_FOLDERS:
+                _release_skipped_batch(settings, fs, lake, name)
             after = record_operator_action(instance, kind, name, action, reason, register=exists)
         except (ValueError, InstanceOfAnotherLake) as error:
             raise click.ClickException(str(error)) from None
     click.echo(
         f"{after.id} is now {after.state.value}" + ("" if after.valid else f" (invalid: {'; '.join(after.problems)})")
     )
+
+
+def _release_skipped_batch(settings: Settings, fs: LakeFileSystem, lake: Lake, run: str) -> None:
+    """Leave the event manifest only the entries the skipped batch's published output loads
+    (manifest/skipped_batch.py), before the skip is recorded: if that fails, the item stays as it was and the
+    skip can be run again."""
+    manifest = configured_event_manifest(settings, fs, lake)
+    if manifest is None:
+        return
+    session = spark_session(settings.spark_config, settings.shared_spark_server, app_name="snowplow-assets-skip")
+    try:
+        with ExitStack() as scope:
+            counts = release_skipped_batch(
+                lambda: scope.enter_context(session), fs, lake, manifest, run, settings.cross_batch_synthetic
+            )
+    except EventManifestUnavailable as error:
+        raise click.ClickException(f"{run} is not skipped: {error}") from error
+    if counts is None:
+        return
+    click.echo(f"{manifest.describe()}: the entries of {run} rewritten as its published output loads")
+    for name, value in counts.items():
+        click.echo(f"  {name}: {value}")
+    if counts.get("stale_entries_not_removed"):
+        raise click.ClickException(
+            f"{run} is not skipped: {counts['stale_entries_not_removed']} item(s) its runs wrote could not be "
+            "deleted; run the skip again"
+        )
 
 
 REASON = click.option("--reason", required=True, help="Why: recorded with the action and shown in the UI.")

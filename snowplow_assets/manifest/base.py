@@ -195,6 +195,12 @@ class EventManifest(abc.ABC):
         returned are read from it, so it must outlive their use.
         """
 
+    def names_batch(self, run: str) -> bool:
+        """Whether the manifest says, without a Spark job, that it holds entries of batch `run` (live or not).
+        A backend that cannot tell (DynamoDB: one item per key, no index of batches) answers False, and the
+        batch's journal (claims_journal.py) names what its runs wrote."""
+        return False
+
     # Whether entries an earlier run of a batch recorded stay when a later run of it no longer records them,
     # until `forget` removes them; the lake's check rewrites a batch's entries whole, and has none left over.
     keeps_entries_across_runs = False

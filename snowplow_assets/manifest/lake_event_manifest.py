@@ -165,6 +165,9 @@ class LakeEventManifest(EventManifest):
 
     # The index
 
+    def names_batch(self, run: str) -> bool:
+        return run in self.read_index().batches
+
     def read_index(self) -> ManifestIndex:
         uri = self.lake.event_manifest_index
         try:

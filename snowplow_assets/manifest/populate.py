@@ -118,8 +118,15 @@ def populate_event_manifest(
     manifest.verify(rewriting=runs)
     if not runs:
         return PopulateReport([], {})
-    spark = spark_session()
-    keys = shredded_event_keys(spark, fs, lake, runs)
+    return record_published_output(spark_session(), fs, lake, manifest, runs, claim_ids)
+
+
+def record_published_output(
+    spark: SparkSession, fs: LakeFileSystem, lake: Lake, manifest: EventManifest, runs: list[str], claim_ids: bool
+) -> PopulateReport:
+    """Record in `manifest` what the complete published output of each of `runs` loads, in place of the batch's
+    entries; a run without one records nothing (skipped_batch.py). The caller has verified the manifest."""
+    keys = shredded_event_keys(spark, fs, lake, [run for run in runs if fs.exists(lake.shredding_complete(run))])
     by_run = keys.groupBy("run").agg(F.unix_seconds(F.min("etl_tstamp")).alias("earliest")).collect()
     earliest = {r["run"]: r["earliest"] for r in by_run}
     batches = [Batch(run, batch_etl_time(earliest.get(run), run)) for run in runs]

@@ -10,9 +10,13 @@ from click.testing import CliRunner
 from snowplow_assets.cli import main
 from snowplow_assets.cli.process import process_enriched_runs
 from snowplow_assets.cli.process_request import ProcessRequest
+from snowplow_assets.events import shred_batch
+from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
+from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
 from snowplow_assets.settings import Settings
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.defs.manifest_runs import create_run, fail, succeed
+from snowplow_assets_tests.manifest.conftest import B2, ETL, X, Y, line
 
 DONE, BROKEN, FRESH = "run=2026-03-05-00-00-00", "run=2026-03-05-01-00-00", "run=2026-03-05-02-00-00"
 
@@ -122,3 +126,34 @@ def test_process_respects_locks_and_picks_up_resolved_folders(history, lake):
     [again] = process()
     assert (again.partition, again.success) == (BROKEN, False), "a resolved folder is picked up again"
     assert again.run_id != first.run_id
+
+
+def _fail_after_check_and_set(spark, fs, lake, run, manifest):
+    """Shred `run`'s folder with `manifest`, the run failing after its check-and-set: entries, no output."""
+    write_run_folder(lake, run, [line(X, "fpX", ETL[B2]), line(Y, "fpY", ETL[B2])])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(shred_batch, "write_outputs", lambda *_: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            shred_run_folder(spark, fs, lake, run, ShredOptions(event_manifest=manifest))
+
+
+def test_skip_leaves_the_event_manifest_only_what_the_batch_published(history, spark, lake, fs, monkeypatch):
+    """manifest/skipped_batch.py: until 2026-11-28 a skipped batch's entries stayed for their ttl."""
+    monkeypatch.setenv("SNOWPLOW_EVENT_MANIFEST_TTL_DAYS", "3650")  # the run folders are from March
+    manifest = LakeEventManifest(fs, lake, ttl_days=3650)
+    _fail_after_check_and_set(spark, fs, lake, BROKEN, manifest)
+    assert manifest.read_index().batches[BROKEN].folder is not None, "the failed run's entries"
+
+    skipped = invoke("skip", f"enriched/{BROKEN}", "--reason", "re-sent as another folder")
+    assert skipped.exit_code == 0, skipped.output
+    assert f"the entries of {BROKEN} rewritten" in skipped.output
+    assert skipped.output.splitlines()[-1] == f"enriched/{BROKEN} is now Skipped"
+    assert manifest.read_index().batches[BROKEN].folder is None, "no published output, no entries"
+
+
+def test_a_skip_whose_release_fails_is_not_recorded(history, lake):
+    Path(lake.event_manifest_index).parent.mkdir(parents=True, exist_ok=True)
+    Path(lake.event_manifest_index).write_text("not json")
+    refused = invoke("skip", f"enriched/{BROKEN}", "--reason", "re-sent as another folder")
+    assert refused.exit_code == 1 and f"{BROKEN} is not skipped" in refused.output and "unreadable" in refused.output
+    assert f"enriched/{BROKEN}  Failed" in invoke().output.splitlines(), "the skip was recorded all the same"
