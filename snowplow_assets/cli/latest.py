@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from snowplow_assets.cdc.history import read_ingested
 from snowplow_assets.cdc.latest import latest_table
 from snowplow_assets.cdc.models import CdcModels, ModelsFileError, ModelSpec, load_models
-from snowplow_assets.cdc.staging import LATEST_COMMAND, new_staging
+from snowplow_assets.cdc.staging import LATEST_COMMAND, new_side_by_side_staging
 from snowplow_assets.cdc.stale_landings import stale_landings
 from snowplow_assets.events.sql import identifier
 from snowplow_assets.lake import Lake
@@ -105,7 +105,7 @@ class _View:
 
     def print(self, warn: bool) -> None:
         """Compute the view and print it once every line is written (on LakeChanged, nothing was printed)."""
-        staging = new_staging(self.fs, self.lake, LATEST_COMMAND, sweep=False)
+        staging = new_side_by_side_staging(self.fs, self.lake, LATEST_COMMAND)
         try:
             names = self._write(staging, warn)
             if self.output_format == "csv":
