@@ -70,6 +70,7 @@ class NewRunFolders:
     ignored: list[str]  # folders whose names do not match the pattern (run=YYYY-MM-DD-hh-mm-ss for run folders)
     more: bool  # ready folders beyond `limit` remain for the next call
     unreadable: dict[str, str]  # new folders whose listing failed (a sub-folder's permissions): name -> error
+    empty_named: bool  # objects lie below a folder with an empty name, which no scan can take (FolderScan)
 
 
 def readiness(folder: str, files: Iterable[FileEntry], now: float, ready_after_seconds: float) -> tuple[bool, str]:
@@ -115,6 +116,13 @@ def _content(folder: str, files: list[FileEntry]) -> list[FileEntry]:
     return [f for f in files if "/" in path_below(folder, f) or is_data_file(path_below(folder, f))]
 
 
+def empty_named_warning(parent_uri: str) -> str:
+    return (
+        f"ignoring the objects below {parent_uri.rstrip('/')}//, a folder with an empty name (a doubled slash in "
+        f"the copy's target), which no item can have: move them to {parent_uri.rstrip('/')}/"
+    )
+
+
 def find_new_folders(
     fs: LakeFileSystem,
     parent_uri: str,
@@ -127,7 +135,9 @@ def find_new_folders(
     """Sub-folders of `parent_uri` not in `known` whose names match `pattern`, split into ready and waiting
     (folders without data files wait too): one whole scan, as `snowplow-assets process` makes it."""
     scan = scan_folders(fs, parent_uri, known, now, ready_after_seconds, limit, pattern)
-    return NewRunFolders(scan.ready, scan.waiting + scan.empty, scan.ignored, scan.more, scan.unreadable)
+    return NewRunFolders(
+        scan.ready, scan.waiting + scan.empty, scan.ignored, scan.more, scan.unreadable, scan.empty_named
+    )
 
 
 @dataclass(frozen=True)
@@ -142,6 +152,9 @@ class FolderScan:
     registered: int = 0  # of them, folders registered already (not opened)
     unexamined: int = 0  # of them, unregistered folders after where `limit` stopped the scan, left for later
     unreadable: dict[str, str] = field(default_factory=dict)  # of them, folders whose listing failed: name -> error
+    # Objects below a folder with an empty name (`enriched//run=…/part-0`, from a doubled slash), which S3 allows
+    # and no listing shows as a folder: said apart, since no item can be named so (until 2026-11-28, not at all).
+    empty_named: bool = False
 
     def summary(self) -> str:
         """Where every listed folder went, in counts that add up to `listed`."""
@@ -186,6 +199,9 @@ def scan_folders(
     A folder whose listing fails with an OSError (a sub-folder its owner's permissions keep from this user) is
     `unreadable`, with the error: it holds the cursor back like a waiting one, and the other folders go on
     (until 2026-11-28 it failed the whole scan, and so every sensor tick, until someone mended it).
+
+    A whole scan (no `start_after`) also asks whether objects lie below a folder with an empty name, which
+    the listing leaves out (`empty_named`; one more request on S3).
     """
     entries = [e for e in fs.list_dir(parent_uri, start_after=start_after) if e.is_dir]
     todo = [e for e in entries if pattern.fullmatch(e.name) and e.name not in registered]
@@ -231,7 +247,17 @@ def scan_folders(
             handled_through = name
     more = position < len(todo)
     return FolderScan(
-        ready, waiting, ignored, empty, more, handled_through, len(entries), known, unexamined, unreadable
+        ready,
+        waiting,
+        ignored,
+        empty,
+        more,
+        handled_through,
+        len(entries),
+        known,
+        unexamined,
+        unreadable,
+        empty_named=start_after is None and fs.holds_empty_named_folder(parent_uri),
     )
 
 

@@ -19,7 +19,7 @@ from snowplow_assets.cli.runs import RunOutcome, echo_outcome, execute_run, why_
 from snowplow_assets.defs.manifests.processing_manifest import ItemKind, ProcessingManifest
 from snowplow_assets.lake import Lake
 from snowplow_assets.processing import State
-from snowplow_assets.run_folders import SUCCESS_MARKER, find_new_folders, still_being_written
+from snowplow_assets.run_folders import SUCCESS_MARKER, empty_named_warning, find_new_folders, still_being_written
 from snowplow_assets.settings import Settings
 from snowplow_assets.storage import filesystem_for
 
@@ -62,6 +62,8 @@ def process_items(
         echo(f"waiting: {how.noun} {name} is not ready yet")
     for name in found.ignored:
         echo(f"ignored: {name} cannot be a {how.noun} name")
+    if found.empty_named:
+        echo(f"ignored: {empty_named_warning(parent)}")
     for name, error in found.unreadable.items():
         echo(f"unreadable: {how.noun} {name} cannot be listed, so it is not registered: {error}")
     new = list(found.ready)

@@ -138,6 +138,11 @@ class LakeFileSystem(abc.ABC):
         are the host's own."""
         return time.time()
 
+    def holds_empty_named_folder(self, uri: str) -> bool:
+        """Whether objects lie below a child of `uri` whose name is empty (`<uri>//run=…/part-0`, from a doubled
+        slash in a copy's target), which `list_dir` leaves out: only an object store allows one."""
+        return False
+
     def uploads_in_progress(self, uri: str) -> list[FileEntry]:
         """Files below a folder that are being written but that `list_files` does not show yet, each with the
         time its write began as `modified`. None on a local disk, where a file is listed (and its time moves)

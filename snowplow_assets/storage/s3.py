@@ -161,6 +161,11 @@ class S3FileSystem(LakeFileSystem):
         ]
         return sorted(found, key=lambda e: e.uri)
 
+    def holds_empty_named_folder(self, uri: str) -> bool:
+        location = parse_s3_uri(uri)
+        page = self.client.list_objects_v2(Bucket=location.bucket, Prefix=location.folder_prefix + "/", MaxKeys=1)
+        return page.get("KeyCount", 0) > 0
+
     def uploads_in_progress(self, uri: str) -> list[FileEntry]:
         # S3 lists an object only once its upload completes, and dates an object uploaded in parts from the
         # upload's start, so a folder whose copy is still sending a large file looks finished, and quiet.

@@ -8,8 +8,16 @@ import pytest
 from botocore.exceptions import ClientError
 
 from snowplow_assets.cdc.batches import BatchManifest, list_batches
-from snowplow_assets.lake import Lake
-from snowplow_assets.storage import DeleteError, FileChangedSinceRead, S3FileSystem, filesystem_for, path_below
+from snowplow_assets.lake import RUN_FOLDER, Lake
+from snowplow_assets.run_folders import empty_named_warning, find_new_folders, scan_folders
+from snowplow_assets.storage import (
+    DeleteError,
+    FileChangedSinceRead,
+    LocalFileSystem,
+    S3FileSystem,
+    filesystem_for,
+    path_below,
+)
 from snowplow_assets.storage.s3 import parse_s3_uri, spark_s3_config, spark_s3_uri
 from snowplow_assets_tests.storage.answer_lost import AnswerLostAfterApplying
 from snowplow_assets_tests.storage.conditional_writes import (
@@ -369,3 +377,20 @@ def test_the_clock_is_s3s_own_or_the_hosts_without_a_date(s3, bucket):
     s3.client.meta.events.register("after-call.s3.ListObjectsV2", keep_and_drop_date)
     before = time.time()
     assert before <= s3.clock(f"s3://{bucket}/run=1") <= time.time() and len(dated) == 1
+
+
+def test_objects_below_an_empty_named_folder_are_said_apart_by_a_whole_scan(s3, bucket, tmp_path):
+    """`aws s3 cp … s3://b/lake/enriched//run=…/` writes below a folder with an empty name, which no listing
+    shows: until 2026-11-28 neither the sensor nor `process` said anything of its objects."""
+    root = f"s3://{bucket}/lake/enriched"
+    put(s3, f"{root}/run=2026-01-01-00-00-00/part-00000")
+    assert not s3.holds_empty_named_folder(root)
+    put(s3, f"s3://{bucket}/lake/enriched//run=2026-01-01-01-00-00/part-00000")
+    assert s3.holds_empty_named_folder(root) and not s3.holds_empty_named_folder(f"s3://{bucket}/lake")
+
+    found = find_new_folders(s3, root, set(), time.time() + 600, 120, 10, RUN_FOLDER)
+    assert found.ready == ["run=2026-01-01-00-00-00"] and found.ignored == [] and found.empty_named
+    assert f"{root}//" in empty_named_warning(root)
+    later = scan_folders(s3, root, set(), time.time() + 600, 120, 10, RUN_FOLDER, start_after="run=2026")
+    assert not later.empty_named, "asked on whole scans only"
+    assert not LocalFileSystem().holds_empty_named_folder(str(tmp_path))

@@ -34,7 +34,7 @@ from snowplow_assets.defs.manifests.manifest_locks import startable_runs, waitin
 from snowplow_assets.defs.manifests.processing_manifest import ItemKind
 from snowplow_assets.defs.resources import LakeResource
 from snowplow_assets.lake import Lake
-from snowplow_assets.run_folders import scan_folders
+from snowplow_assets.run_folders import empty_named_warning, scan_folders
 from snowplow_assets.settings import Settings
 from snowplow_assets.shown import shown
 from snowplow_assets.storage import LakeFileSystem
@@ -132,6 +132,8 @@ def evaluate_folder_sensor(
     )
     if scan.ignored:
         context.log.warning(f"ignoring {len(scan.ignored)} folders whose names do not fit: {shown(scan.ignored)}")
+    if scan.empty_named:
+        context.log.warning(empty_named_warning(parent_uri))
     if scan.waiting:
         context.log.info(f"{len(scan.waiting)} not ready yet: {shown(scan.waiting)}")
     if scan.empty:
