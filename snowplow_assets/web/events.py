@@ -99,8 +99,8 @@ def run_folder_time(run: str) -> datetime | None:
         return None
 
 
-def _marker_time(value: object, where: str) -> datetime | None:
-    """A marker's min or max. The year 0 is valid in the lake (four digits, FORMATS.md §1) and the shredder
+def marker_time(value: object, where: str) -> datetime | None:
+    """A marker's min or max (a shred report's `min_collector_tstamp`/`max_collector_tstamp`). The year 0 is valid in the lake (four digits, FORMATS.md §1) and the shredder
     writes it (`0000-06-15T00:00:00.000Z`), but a Python datetime starts at the year 1: such an instant reads
     as datetime.min, which is before every window as it is, since no window starts before the year 1."""
     if value is None:
@@ -119,7 +119,7 @@ def read_marker_span(fs: LakeFileSystem, lake: Lake, run: str) -> tuple[datetime
     try:
         data = json.loads(fs.read_text(uri))["data"]
         stamps, good = data["timestamps"], data["count"]["good"]
-        earliest, latest = _marker_time(stamps.get("min"), uri), _marker_time(stamps.get("max"), uri)
+        earliest, latest = marker_time(stamps.get("min"), uri), marker_time(stamps.get("max"), uri)
     except (ValueError, KeyError, TypeError) as error:
         raise ValueError(f"unreadable completion marker {uri}: {error}") from error
     if not good or earliest is None or latest is None:

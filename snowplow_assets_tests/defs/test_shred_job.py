@@ -1,3 +1,4 @@
+from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
@@ -8,6 +9,7 @@ from snowplow_assets.defs.sensors.enriched_run_folders import enriched_run_folde
 from snowplow_assets.events import shred_batch
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.defs.sensors.test_enriched_run_folders import launch
+from snowplow_assets_tests.defs.sensors.test_web_models_after_shredding import record_manifest
 from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
 
 # The checks a shred run evaluates, named here rather than read from the product, so that a check dropped
@@ -19,6 +21,7 @@ SHRED_CHECKS = (
     "renamed_events_have_duplicate_context",
     "kept_events_not_held_by_other_batches",
     "kept_events_checked_by_the_event_manifest",
+    "events_within_web_models_reach",
 )
 
 
@@ -165,3 +168,23 @@ def test_a_blocking_check_that_fails_withdraws_the_marker_and_the_rerun_material
     assert {e.check_name for e in evaluations} == set(SHRED_CHECKS)
     assert all(e.passed for e in evaluations)
     assert instance.get_materialized_partitions(dg.AssetKey("atomic_events")) == {RUN}
+
+
+def test_a_folder_shredded_after_the_web_models_moved_past_its_events_warns_and_still_succeeds(
+    definitions, lake, instance
+):
+    """web/late_batches.py: the golden batch's events are of 2026-03-01, and the web models have processed up to
+    2026-03-20; no incremental run reads them, and until 2026-11-28 nothing said so."""
+    write_run_folder(lake, RUN, GOLDEN_INPUT)
+    instance.add_dynamic_partitions("enriched_runs", [RUN])
+    record_manifest(instance, datetime(2026, 3, 20, tzinfo=UTC))
+    result = definitions.resolve_job_def("shred_enriched_run").execute_in_process(partition_key=RUN, instance=instance)
+    assert result.success and Path(lake.shredding_complete(RUN)).exists(), "a warning, not a blocking check"
+    [reach] = [
+        e.asset_check_evaluation_data
+        for e in result.all_events
+        if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION
+        and e.asset_check_evaluation_data.check_name == "events_within_web_models_reach"
+    ]
+    assert not reach.passed and reach.severity == dg.AssetCheckSeverity.WARN
+    assert "before 2026-03-19 18:00:00" in reach.description and "full refresh" in reach.description

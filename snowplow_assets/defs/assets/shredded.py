@@ -18,9 +18,11 @@ from snowplow_assets.defs.checks.shred_checks import (
     SHREDDED_TYPES,
     shred_check_results,
 )
+from snowplow_assets.defs.checks.web_reach_checks import WEB_REACH_CHECK_SPEC, web_reach_check_result
+from snowplow_assets.defs.manifests.web_manifest import read_web_manifest
 from snowplow_assets.defs.partitions import enriched_runs
 from snowplow_assets.defs.pools import SHRED_POOL
-from snowplow_assets.defs.resources import EventManifestResource, LakeResource, ShredResource
+from snowplow_assets.defs.resources import EventManifestResource, LakeResource, ShredResource, WebModelsResource
 from snowplow_assets.error_reason import reason_of
 from snowplow_assets.events import dedup
 from snowplow_assets.events.completion import withdraw_completion
@@ -108,7 +110,7 @@ def _entity_types_table(report: ShredReport) -> dg.TableMetadataValue:
             "SNOWPLOW_EVENT_MANIFEST=none.",
         ),
     ],
-    check_specs=[*SHRED_CHECK_SPECS, *EVENT_MANIFEST_CHECK_SPECS],
+    check_specs=[*SHRED_CHECK_SPECS, *EVENT_MANIFEST_CHECK_SPECS, WEB_REACH_CHECK_SPEC],
     partitions_def=enriched_runs,
     backfill_policy=dg.BackfillPolicy.single_run(),
     pool=SHRED_POOL,
@@ -122,6 +124,7 @@ def shred(
     spark: LazyPySparkResource,
     shredder: ShredResource,
     event_manifest_backend: EventManifestResource,
+    web: WebModelsResource,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     """Shred every run folder of the run, in name (time) order, each exactly as a run of that folder alone would.
 
@@ -142,6 +145,9 @@ def shred(
             raise dg.Failure(str(error), metadata={"event_manifest": manifest.describe()}) from error
     for run_folder in context.partition_keys:
         fail_unless_run_folder_ready(fs, lake.lake, run_folder)  # before Spark starts
+    # The web models do not run between the folders of one run, so their reach is the same for every folder.
+    web_models = web.enabled_models()
+    web_manifest = read_web_manifest(context.instance, web_models)
     session = spark.spark_session
     checks: dict[str, list[dg.AssetCheckResult]] = {}
     # Time order: the first batch processed owns an event's key in the event manifest (cross-batch dedup).
@@ -151,6 +157,7 @@ def shred(
             checks[run_folder] = [
                 *shred_check_results(session, fs, report),
                 *event_manifest_check_results(session, fs, lake.lake, manifest, report, claim_ids),
+                web_reach_check_result(web_models, web_manifest, web.variables(), report),
             ]
             blocked = sorted(r.check_name for r in checks[run_folder] if not r.passed and r.check_name in BLOCKING)
             if blocked and withdraw_completion(fs, lake.lake, run_folder):
