@@ -42,6 +42,36 @@ class ItemRuns:
     outcomes: list[RunOutcome]
 
 
+def checked_requests(
+    instance: dg.DagsterInstance, settings: Settings, how: ItemProcessing, requested: list[str] | None
+) -> list[str]:
+    """The folder names of the items the operator named (`--run`, `--ingest`; `manifest`'s `enriched/run=…`
+    form too), each checked as its run would check it: a valid name, a folder that exists and is ready, and,
+    for one registered already, no lock but Processed. Raise naming the first that fails, before anything is
+    registered or run."""
+    lake, fs = Lake(settings.lake), filesystem_for(settings.lake)
+    names = [name.removeprefix(f"{how.kind.prefix}/") for name in requested or []]
+    known = set(instance.get_dynamic_partitions(how.kind.partitions_def))
+    manifest = ProcessingManifest(instance)
+    for name in names:
+        try:
+            how.validate(name)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint=how.option) from None
+        folder = how.folder(lake, name)
+        if not fs.exists(folder):
+            raise click.ClickException(f"no such {how.noun}: {folder}")
+        # Its run would refuse it (enriched_batch, cdc_ingest) and leave it Failed: refused here, nothing is.
+        if why := still_being_written(fs, folder, fs.clock(folder), settings.ready_after_seconds):
+            raise click.ClickException(
+                f"{how.noun} {name} is not ready: {why}. Ask again once it is: a {SUCCESS_MARKER} written after "
+                f"its files, or {settings.ready_after_seconds}s without a change"
+            )
+        if name in known and (why := why_not_reprocessed(manifest.item(how.kind, name, payloads=False))):
+            raise click.ClickException(why)
+    return names
+
+
 def process_items(
     instance: dg.DagsterInstance,
     settings: Settings,
@@ -51,8 +81,7 @@ def process_items(
 ) -> ItemRuns:
     lake, fs = Lake(settings.lake), filesystem_for(settings.lake)
     kind = how.kind
-    # An item as `manifest` and the UI name it (enriched/run=…, cdc/landing/…) is taken as its folder's name.
-    requested = [name.removeprefix(f"{kind.prefix}/") for name in requested or []]
+    requested = checked_requests(instance, settings, how, requested)
     known = set(instance.get_dynamic_partitions(kind.partitions_def))
     parent = how.parent(lake)
     found = find_new_folders(
@@ -67,22 +96,7 @@ def process_items(
     for name, error in found.unreadable.items():
         echo(f"unreadable: {how.noun} {name} cannot be listed, so it is not registered: {error}")
     new = list(found.ready)
-    for name in requested:
-        try:
-            how.validate(name)
-        except ValueError as error:
-            raise click.BadParameter(str(error), param_hint=how.option) from None
-        folder = how.folder(lake, name)
-        if not fs.exists(folder):
-            raise click.ClickException(f"no such {how.noun}: {folder}")
-        # Its run would refuse it (enriched_batch, cdc_ingest) and leave it Failed: refused here, nothing is.
-        if why := still_being_written(fs, folder, fs.clock(folder), settings.ready_after_seconds):
-            raise click.ClickException(
-                f"{how.noun} {name} is not ready: {why}. Ask again once it is: a {SUCCESS_MARKER} written after "
-                f"its files, or {settings.ready_after_seconds}s without a change"
-            )
-        if name not in known and name not in new:
-            new.append(name)
+    new.extend(name for name in requested if name not in known and name not in new)
     if new:
         instance.add_dynamic_partitions(kind.partitions_def, new)
         echo(f"registered {len(new)} {how.noun}(s): {', '.join(sorted(new))}")

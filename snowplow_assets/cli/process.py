@@ -9,8 +9,8 @@ import dagster as dg
 
 from snowplow_assets.cdc.models import ModelsFileError, load_models
 from snowplow_assets.cli.instance import project_instance
-from snowplow_assets.cli.item_runs import ItemProcessing, process_items
-from snowplow_assets.cli.process_cdc import process_cdc
+from snowplow_assets.cli.item_runs import ItemProcessing, checked_requests, process_items
+from snowplow_assets.cli.process_cdc import INGESTION, process_cdc
 from snowplow_assets.cli.process_request import ProcessRequest
 from snowplow_assets.cli.runs import RunOutcome
 from snowplow_assets.cli.web_models import build_web_models
@@ -65,11 +65,15 @@ def process_all(
     request: ProcessRequest = ProcessRequest(),
     echo: Callable[[str], None] = click.echo,
 ) -> list[RunOutcome]:
-    """Every step, in order. Runs that an earlier CLI process left in flight when it died are failed first
-    (defs/manifests/cli_run_processes.py). Nothing is done in an instance that serves another lake
+    """Every step, in order, once the items the request names are checked (item_runs.checked_requests). Runs
+    that an earlier CLI process left in flight when it died are failed first (defs/manifests/cli_run_processes.py). Nothing is done in an instance that serves another lake
     (defs/manifests/instance_lake.py)."""
     claim_instance_for_lake(instance, settings.lake)
     fail_abandoned_runs(instance, echo)
+    # Every named item is checked before the first step: a landing refused by the CDC step came after every
+    # run folder was shredded and the web models built, and the command failed all the same (until 2026-11-28).
+    checked_requests(instance, settings, SHREDDING, list(request.runs))
+    checked_requests(instance, settings, INGESTION, list(request.landings))
     return [outcome for step in STEPS for outcome in step(instance, settings, echo, request)]
 
 

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from snowplow_assets.cli import main
 from snowplow_assets.defs.manifests.cli_run_processes import CLI_PROCESS_TAG
 from snowplow_assets.lake import Lake
+from snowplow_assets_tests.cdc.builders import write_landing
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.events.test_shred_batch import GOLDEN_INPUT, RUN
 
@@ -86,6 +87,26 @@ def test_process_refuses_a_named_folder_holding_only_a_writers_staged_files(lake
     assert result.exit_code == 1
     assert f"run folder {RUN} is not ready: no data files yet, only a writer's staged files" in result.output
     assert shred_runs(dagster_home) == []
+
+
+@pytest.mark.parametrize(
+    ("landing", "refusal"),
+    [
+        ("landing=2026-03-01-10-30-00", "CDC landing landing=2026-03-01-10-30-00 is not ready"),
+        ("landing=2026-03-01-11-00-00", "no such CDC landing"),
+    ],
+)
+def test_process_refuses_a_named_landing_before_it_shreds_anything(lake, dagster_home, monkeypatch, landing, refusal):
+    """The CDC step comes last: until 2026-11-28 a landing it refused was refused after every run folder was
+    registered and shredded and the web models built, and the command failed all the same."""
+    monkeypatch.setenv("SNOWPLOW_LAKE", lake.root)
+    write_run_folder(lake, RUN, GOLDEN_INPUT)
+    write_landing(lake, "landing=2026-03-01-10-30-00", ['{"key": 1}'], marker=False)  # written just now
+    result = CliRunner().invoke(main, ["process", "--ingest", landing])
+    assert result.exit_code == 1 and refusal in result.output, result.output
+    assert shred_runs(dagster_home) == []
+    with dg.DagsterInstance.get() as instance:
+        assert instance.get_dynamic_partitions("enriched_runs") == []
 
 
 @pytest.mark.parametrize("name", ["../etc", "run=2026"])
