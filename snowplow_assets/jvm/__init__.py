@@ -34,6 +34,7 @@ import zipfile
 from pathlib import Path
 
 import pyspark
+from dotenv import dotenv_values
 
 SOURCES = Path(__file__).parent / "src"
 CANONICAL_LINE_CLASS = "snowplow_assets.jvm.CanonicalLine"
@@ -68,7 +69,10 @@ def _javac_version(javac: str) -> int | None:
 
 
 def _cache_dir() -> Path:
-    configured = os.environ.get("SNOWPLOW_JVM_CACHE")
+    # Read as the settings read every SNOWPLOW_ variable (settings.py): the environment first, then the working
+    # folder's .env. From the environment alone, a value in .env was ignored by the CLI, which built the jar in
+    # the default folder, and honoured by `dagster dev`, which loads .env into its environment (until 2026-11-28).
+    configured = os.environ.get("SNOWPLOW_JVM_CACHE") or dotenv_values(".env").get("SNOWPLOW_JVM_CACHE")
     return Path(configured) if configured else Path.home() / ".cache" / "snowplow-assets" / "jvm"
 
 

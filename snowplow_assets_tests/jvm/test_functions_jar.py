@@ -29,6 +29,16 @@ def test_the_jar_is_built_once_per_source_version_and_holds_the_functions(fresh_
     assert [p.name for p in fresh_build.iterdir()] == [jar.name], "no build leftovers"
 
 
+def test_the_cache_folder_is_read_from_the_working_folders_env_file_too(fresh_build, monkeypatch):
+    """As every SNOWPLOW_ setting is: until 2026-11-28 the CLI ignored it there, and `dagster dev`, which loads
+    .env into its environment, did not."""
+    monkeypatch.delenv("SNOWPLOW_JVM_CACHE")
+    monkeypatch.chdir(fresh_build)
+    (fresh_build / ".env").write_text(f"SNOWPLOW_JVM_CACHE={fresh_build / 'from-env'}\n")
+    jar = jvm.functions_jar()
+    assert jar is not None and jar.parent == fresh_build / "from-env"
+
+
 def test_without_a_jdk_there_is_no_jar(fresh_build, monkeypatch):
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(fresh_build))  # nothing named javac
