@@ -102,7 +102,9 @@ class Settings(BaseSettings):
         "dynamodb. Left at its default, it becomes none when SNOWPLOW_DEDUP_NATURAL=false.",
     )
     event_manifest_ttl_days: int = Field(
-        default=180, ge=1, description="Days after a batch's etlTime until its manifest entries expire."
+        default=180,
+        ge=1,
+        description="Days after a batch's etlTime, or its run folder's time when later, until its manifest entries expire.",
     )
     cross_batch_synthetic: bool = Field(
         default=True,

@@ -16,8 +16,8 @@ batch 5 the owner, and batch 4 then drops its copy. A batch is identified by its
 Dagster partition key). Snowplow identified a batch by its etlTime alone; the run folder is used here
 because two run folders can share an earliest etl_tstamp (a copied or re-landed folder), and those
 must be two batches, or the copy would be loaded twice. The batch etlTime (the earliest etl_tstamp of
-the batch, epoch seconds, see `batch_etl_time`) is still recorded in every entry and sets its
-`ttl = etlTime + ttl_days`.
+the batch, epoch seconds, see `batch_etl_time`) is still recorded in every entry and, with the run
+folder's time when that is later, sets its ttl (`Batch.ttl`).
 
 **Why reruns are safe.** A rerun of a batch finds its own entries and rewrites them, so it drops none of
 its own events, and since it sees exactly the entries of other batches it saw before (none was written

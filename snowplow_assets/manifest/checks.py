@@ -8,7 +8,8 @@ does) and looks them up in the manifest, independently of the decisions the job 
 - with cross-batch synthetic dedup, every event that kept its original id holds that id's claim, so no
   other batch can have loaded, or will load, an event under the same id.
 
-A batch whose etlTime is older than the TTL has entries that expire at once; it is reported, not checked.
+A batch whose etlTime and run folder's time are both older than the TTL has entries that expire at once; it
+is reported, not checked.
 
 A second check, from the run's own counts, says whether the manifest checked every event in-batch dedup
 kept (`every_kept_event_checked`).

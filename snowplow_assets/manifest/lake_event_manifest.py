@@ -26,7 +26,7 @@ write that S3 applied but whose answer was lost fails its own condition when the
 read back is then this writer's, byte for byte, and the write counts as published (storage/s3.py), not as
 another run's.
 
-**Expiry.** All entries of a batch share its ttl (etlTime + ttl days), so expiry is per batch: reads
+**Expiry.** All entries of a batch share its ttl (`Batch.ttl`), so expiry is per batch: reads
 skip expired batches using the index alone, and compaction, at the start of every check-and-set, drops
 them from the index and deletes their folders.
 
