@@ -9,8 +9,8 @@ of rows that query returns:
 - `accepted_values`: the distinct values not in the list (one failure per value). Nulls pass: dbt's
   `value not in (...)` is not true for a null; add `not_null` to forbid them. dbt quotes the values, and
   the warehouse casts them to the column's type to compare; so here: `1` accepts 1.0 in a DOUBLE column,
-  `true` a true BOOLEAN, and a value that cannot be the column's type accepts nothing. In a BIGINT column
-  the values are compared as exact numbers: `2.0` (or `2e0`) accepts 2, `2.5` nothing. A source's float
+  `true` a true BOOLEAN, and a value that cannot be the column's type accepts nothing. In an integer column
+  (BIGINT, DECIMAL(38,0)) the values are compared as exact numbers: `2.0` (or `2e0`) accepts 2, `2.5` nothing. A source's float
   column whose values are all whole is typed BIGINT (columns.py), and its tests' values are written as
   floats; until 2026-11-27 such a value accepted nothing there, and every row failed.
 A test of a column the model does not have fails, as dbt's query would fail.
@@ -24,12 +24,13 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, replace
+from decimal import Decimal, InvalidOperation
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from snowplow_assets.cdc.batches import ROWS, BatchManifest, read_batches
-from snowplow_assets.cdc.columns import ModelColumns, typed_view
+from snowplow_assets.cdc.columns import INTEGER_TYPES, ModelColumns, typed_view
 from snowplow_assets.cdc.models import ModelSpec
 from snowplow_assets.events.sql import identifier, literal
 from snowplow_assets.lake import Lake
@@ -37,7 +38,6 @@ from snowplow_assets.storage import LakeFileSystem
 
 NOT_NULL, UNIQUE, ACCEPTED_VALUES = "not_null", "unique", "accepted_values"
 SAMPLES = 5
-EXACT = "DECIMAL(38, 18)"  # holds every BIGINT exactly, and the accepted values of a BIGINT column
 
 
 @dataclass(frozen=True)
@@ -98,12 +98,26 @@ def _bad_row(test: ColumnTest, column_type: str) -> str:
         return f"{column} IS NULL"
     if test.test == UNIQUE:
         return "false"
-    if column_type == "BIGINT":
-        # Compared as exact decimals: `1.0` or `1e0` names the whole number 1 (a float column whose values
-        # are all whole is typed BIGINT, JSON parsing keeping no trailing zeros), and `1.5` none.
-        column, column_type = f"CAST({column} AS {EXACT})", EXACT
-    accepted = ", ".join(f"try_cast({literal(v)} AS {column_type})" for v in test.values)
+    values = test.values
+    if column_type in INTEGER_TYPES:
+        # Compared as exact numbers: `1.0` or `1e0` names the whole number 1 (a float column whose values are
+        # all whole is typed BIGINT, JSON parsing keeping no trailing zeros), and `1.5` none, where a cast to the
+        # column's type would round it.
+        values = tuple(whole for v in values if (whole := _whole_number(v)) is not None)
+    accepted = ", ".join(f"try_cast({literal(v)} AS {column_type})" for v in values)
     return f"{column} IS NOT NULL AND NOT coalesce(array_contains(filter(array({accepted}), x -> x IS NOT NULL), {column}), false)"
+
+
+def _whole_number(value: str) -> str | None:
+    """`value`'s digits when it is a whole number however written (`2`, `2.0`, `2e0`), else None."""
+    try:
+        number = Decimal(value)
+    except InvalidOperation:
+        return None
+    # Past 38 digits no integer column holds it (and `1e999999999` would take its digits' worth of memory).
+    if not number.is_finite() or number.adjusted() >= 38 or number != number.to_integral_value():
+        return None
+    return str(int(number))
 
 
 def _as_value(column: str, column_type: str) -> str:

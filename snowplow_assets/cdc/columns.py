@@ -8,14 +8,20 @@ ingestion job); a model's types merge those:
 | JSON values seen (nulls ignored)  | column type |
 |-----------------------------------|-------------|
 | integers (that fit 64 bits)       | BIGINT      |
-| numbers, or integers and numbers  | DOUBLE      |
+| integers, some of 19 to 38 digits | DECIMAL(38,0) |
+| numbers, or integers and numbers, or integers of more than 38 digits | DOUBLE |
 | booleans                          | BOOLEAN     |
 | strings                           | STRING      |
 | objects, arrays, only nulls, or a mix of kinds | STRING (JSON text for objects, arrays and numbers) |
 
 Numbers whose fractions are all zeros (`20.0`, as Debezium writes a float column's whole values) can count as
 integers: JSON parsing keeps no trailing zeros (their text in `__data` is `20`), so a column of them alone is
-BIGINT. column_tests.py compares a BIGINT column's accepted values as exact numbers for that reason.
+BIGINT. column_tests.py compares an integer column's accepted values as exact numbers for that reason.
+
+Integers beyond 64 bits (MySQL's `BIGINT UNSIGNED`, `NUMERIC(20,0)`) are exact in DECIMAL(38,0). Until
+2026-11-28 one such value made its whole column DOUBLE, and distinct values above 2^53 rounded to one (in the
+batches, `latest` and the column tests; `__data` kept the text). A landing ingested before then recorded such
+a column's values as numbers: ingest it again (`process --ingest`) for the exact type.
 
 Columns leave out the key (the model's `id` names the key column, or columns) and names the typed table cannot
 hold: empty names, names starting with `__` (bookkeeping columns use that prefix) and names equal but for case
@@ -51,10 +57,13 @@ from snowplow_assets.cdc.models import RESERVED_PREFIX, ModelSpec
 from snowplow_assets.cdc.order import DATA, KEY
 from snowplow_assets.events.sql import identifier
 
-NULL, BOOLEAN, INTEGER, NUMBER, STRING, OBJECT, ARRAY, MIXED = (
-    "null", "boolean", "integer", "number", "string", "object", "array", "mixed",
+NULL, BOOLEAN, INTEGER, BIG_INTEGER, NUMBER, STRING, OBJECT, ARRAY, MIXED = (
+    "null", "boolean", "integer", "big integer", "number", "string", "object", "array", "mixed",
 )  # fmt: skip
-SQL_TYPE = {BOOLEAN: "BOOLEAN", INTEGER: "BIGINT", NUMBER: "DOUBLE"}  # every other kind is STRING
+SQL_TYPE = {BOOLEAN: "BOOLEAN", INTEGER: "BIGINT", BIG_INTEGER: "DECIMAL(38,0)", NUMBER: "DOUBLE"}  # else STRING
+INTEGER_TYPES = (SQL_TYPE[INTEGER], SQL_TYPE[BIG_INTEGER])
+# Of two numeric kinds, the one whose type holds both: a merge takes the wider.
+_NUMERIC_WIDTH = {INTEGER: 0, BIG_INTEGER: 1, NUMBER: 2}
 
 
 def json_kind(variant_type: str) -> str:
@@ -65,7 +74,9 @@ def json_kind(variant_type: str) -> str:
         return INTEGER
     if variant_type.startswith("DECIMAL("):
         precision, scale = (int(p) for p in variant_type[len("DECIMAL(") : -1].split(","))
-        return INTEGER if scale == 0 and precision <= 18 else NUMBER
+        if scale:
+            return NUMBER
+        return INTEGER if precision <= 18 else BIG_INTEGER  # a variant decimal has at most 38 digits
     if variant_type in ("DOUBLE", "FLOAT"):
         return NUMBER
     if variant_type == "BOOLEAN":
@@ -84,8 +95,8 @@ def merge_kinds(a: str, b: str) -> str:
         return a
     if a == NULL:
         return b
-    if {a, b} == {INTEGER, NUMBER}:
-        return NUMBER
+    if a in _NUMERIC_WIDTH and b in _NUMERIC_WIDTH:
+        return max(a, b, key=_NUMERIC_WIDTH.__getitem__)
     return MIXED
 
 

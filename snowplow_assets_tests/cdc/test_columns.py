@@ -21,7 +21,7 @@ KEYED_BY_ID = models(
 @pytest.mark.parametrize(
     ("variant_type", "kind"),
     [
-        ("BIGINT", "integer"), ("DECIMAL(2,1)", "number"), ("DECIMAL(18,0)", "integer"), ("DECIMAL(23,0)", "number"),
+        ("BIGINT", "integer"), ("DECIMAL(2,1)", "number"), ("DECIMAL(18,0)", "integer"), ("DECIMAL(23,0)", "big integer"),
         ("DOUBLE", "number"), ("BOOLEAN", "boolean"), ("STRING", "string"), ("VOID", "null"),
         ("OBJECT<a: BIGINT>", "object"), ("ARRAY<STRING>", "array"), ("VARIANT", "mixed"),
     ],
@@ -46,6 +46,8 @@ def test_kinds_merge_across_landings():
         {"a": "number", "b": "boolean", "c": "integer", "d": "integer", "f": "array"},
     )
     assert merged == {"a": "number", "b": "boolean", "c": "mixed", "d": "integer", "e": "object", "f": "array"}
+    wide = merge_column_kinds({"a": "integer", "b": "big integer"}, {"a": "big integer", "b": "number"})
+    assert wide == {"a": "big integer", "b": "number"}, "the wider numeric kind, whose type holds both"
 
 
 def test_columns_are_the_union_with_sql_types_without_the_key_or_unusable_names():

@@ -1,6 +1,7 @@
 """The latest view (latest.py) on generated landings: fresh without a batch, equal to the true state."""
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from snowplow_assets.storage import LocalFileSystem
 from snowplow_assets_tests.cdc.builders import (
     DEBEZIUM,
     ORDER_LINES_YAML,
+    PARTIAL,
     debezium,
     models,
     partial,
@@ -84,6 +86,25 @@ def test_materialised_latest_is_the_same_table(spark, generated):
     assert sorted(tuple(r) for r in written.collect()) == sorted(tuple(r) for r in rows)
     assert manifest.rows == len(rows) and manifest.columns["id"] == "STRING"
     assert json.loads(Path(lake.cdc_latest("customers"), "_latest.json").read_text())["rows"] == len(rows)
+
+
+def test_integers_beyond_64_bits_are_exact_and_a_column_test_compares_them_exactly(spark, lake):
+    """Until 2026-11-28 a value beyond 64 bits made its column DOUBLE: both rows read 1.2345678901234567E19."""
+    fs = LocalFileSystem()
+    big, bigger = 12345678901234567890, 12345678901234567891
+    rows = [partial(1, 1_000, 0, {"ext": big}), partial(2, 1_000, 1, {"ext": bigger}), partial(3, 1_000, 2, {"ext": 7})]
+    write_landing(lake, "landing=x", rows)
+    ingest_landing(spark, fs, lake, "landing=x", MODELS)
+    table, sources = latest_table(spark, fs, lake, CUSTOMERS)
+    assert sources.columns.types["ext"] == "DECIMAL(38,0)"
+    assert {row["ext"] for row in table.collect()} == {Decimal(big), Decimal(bigger), Decimal(7)}
+
+    model = models(
+        f"models:\n  customers:\n    topics: [{{topic: {PARTIAL}, contract: partial}}]\n"
+        f"    tests: {{accepted_values: {{ext: ['{big}.0', '{bigger}.5', '7e0', 'x']}}}}\n"
+    ).model("customers")
+    [outcome] = column_tests.run_column_tests(table, model, sources.columns)
+    assert outcome.samples == (str(bigger),), f"{bigger}.5 names no whole number, and a cast would round it: {outcome}"
 
 
 def test_a_model_whose_keys_are_all_deleted_is_an_empty_table(spark, lake):
