@@ -1,7 +1,7 @@
 """Whether the web models' incremental runs will read a newly shredded batch's events.
 
 An incremental run reads the events collected from its lower limit on, which trails the models' last_success by
-lookback_window_hours (run_limits.py). A batch shredded after the models have moved further than that past some
+lookback_window_hours (run_limits.incremental_reach). A batch shredded after the models have moved further than that past some
 of its events (a folder recovered or re-sent late, a backfill of old folders once the models run) is never read
 for those events: only a full refresh takes them in (README, Incremental web models). Until 2026-11-28 nothing
 said so; the shred's check `events_within_web_models_reach` now warns about it when the batch is shredded,
@@ -54,7 +54,7 @@ def events_within_reach(
         False,
         f"Events collected from {format_timestamp(max(earliest, start))} to "
         f"{format_timestamp(min(latest, reach))} are before {format_timestamp(reach)}, where the web models' "
-        f"incremental runs now start (their least last_success less lookback_window_hours="
+        f"incremental runs now start for every model (their greatest last_success less lookback_window_hours="
         f"{variables.lookback_window_hours}): no incremental run will read them. Rebuild the web models with a "
         "full refresh to take them in (`snowplow-assets process --full-refresh`, or the run config "
         "full_refresh: true of build_web_models).",

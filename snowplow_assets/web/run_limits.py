@@ -122,14 +122,16 @@ def incremental_reach(
     enabled: Sequence[str], manifest: Mapping[str, datetime | None], variables: WebVariables
 ) -> datetime | None:
     """The earliest collector_tstamp that incremental runs still read for every enabled model that has run: the
-    least last_success less the lookback, not before start_date (the lower limit of a standard or out-of-sync
-    run; a new model's backfill reads from start_date for that model only). None when no enabled model has a
-    last_success: the first run reads from start_date."""
+    greatest last_success less the lookback, not before start_date. A run out of sync reads from the least
+    last_success less the lookback, but only for the models behind: those at the greatest have nothing to do
+    until the next standard run, which reads from the greatest less the lookback; a new model's backfill reads
+    from start_date for that model only. None when no enabled model has a last_success: the first run reads
+    from start_date."""
     known = [as_utc(manifest[m]) for m in closed_upstream(enabled) if manifest.get(m) is not None]  # type: ignore[arg-type]
     if not known:
         return None
     start = datetime(variables.start_date.year, variables.start_date.month, variables.start_date.day, tzinfo=UTC)
-    return max(_shifted(min(known), -timedelta(hours=variables.lookback_window_hours)), start)
+    return max(_shifted(max(known), -timedelta(hours=variables.lookback_window_hours)), start)
 
 
 def advance_last_success(previous: datetime | None, processed_up_to: datetime | None) -> datetime | None:

@@ -17,15 +17,18 @@ def outcome(first: str | None, last: str | None, manifest=AT_NOON, enabled=MODEL
     return events_within_reach(enabled, manifest, variables, first, last)
 
 
-def test_the_reach_is_the_least_last_success_less_the_lookback_and_not_before_start_date():
+def test_the_reach_is_the_greatest_last_success_less_the_lookback_and_not_before_start_date():
+    """Out of sync, the models at the greatest last_success build nothing until the next standard run, which
+    reads from there less the lookback: an event before that reaches only the models behind."""
     behind = {**AT_NOON, "sessions": datetime(2026, 3, 9, 12, tzinfo=UTC)}
-    assert incremental_reach(MODELS, behind, VARIABLES) == datetime(2026, 3, 9, 6, tzinfo=UTC)
+    assert incremental_reach(MODELS, behind, VARIABLES) == datetime(2026, 3, 10, 6, tzinfo=UTC)
     assert incremental_reach(MODELS, {**AT_NOON, "sessions": None}, VARIABLES) == datetime(2026, 3, 10, 6, tzinfo=UTC)
     assert incremental_reach(MODELS, dict.fromkeys(MODELS), VARIABLES) is None
     early = dict.fromkeys(MODELS, datetime(2026, 3, 1, 1, tzinfo=UTC))
     assert incremental_reach(MODELS, early, VARIABLES) == datetime(2026, 3, 1, tzinfo=UTC)
-    enabled = ("sessions_lifecycle", "quarantined_sessions", "page_views")
-    assert incremental_reach(enabled, behind, VARIABLES) == datetime(2026, 3, 10, 6, tzinfo=UTC), (
+    ahead = {**AT_NOON, "users": datetime(2026, 3, 11, 12, tzinfo=UTC)}
+    enabled = ("sessions_lifecycle", "quarantined_sessions", "page_views", "sessions")
+    assert incremental_reach(enabled, ahead, VARIABLES) == datetime(2026, 3, 10, 6, tzinfo=UTC), (
         "only the enabled models count"
     )
 

@@ -16,7 +16,7 @@ WEB_REACH_CHECK_SPEC = dg.AssetCheckSpec(
     WITHIN_REACH,
     asset=ATOMIC_EVENTS,
     description="Every event of the batch from start_date on is within the web models' incremental reach (their "
-    "least last_success less lookback_window_hours); one before it needs a full refresh of the web models (warns).",
+    "greatest last_success less lookback_window_hours); one before it needs a full refresh of the web models (warns).",
 )
 
 
