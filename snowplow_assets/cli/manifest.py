@@ -22,7 +22,7 @@ from snowplow_assets.defs.manifests.instance_lake import InstanceOfAnotherLake, 
 from snowplow_assets.defs.manifests.operator_actions import check_operator_action, record_operator_action
 from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ItemKind, parse_item, read_manifest
 from snowplow_assets.lake import Lake
-from snowplow_assets.manifest.base import EventManifestUnavailable
+from snowplow_assets.manifest.base import ConcurrentManifestWrite, EventManifestUnavailable
 from snowplow_assets.manifest.skipped_batch import release_skipped_batch
 from snowplow_assets.processing import Item, Record, State
 from snowplow_assets.processing.records import iso_time
@@ -133,6 +133,11 @@ def _release_skipped_batch(settings: Settings, fs: LakeFileSystem, lake: Lake, r
             )
     except EventManifestUnavailable as error:
         raise click.ClickException(f"{run} is not skipped: {error}") from error
+    except ConcurrentManifestWrite as error:
+        raise click.ClickException(
+            f"{run} is not skipped: another run rewrote the event manifest index {lake.event_manifest_index} "
+            "while the skip rewrote the batch's entries, and nothing was published; run the skip again"
+        ) from error
     if counts is None:
         return
     click.echo(f"{manifest.describe()}: the entries of {run} rewritten as its published output loads")

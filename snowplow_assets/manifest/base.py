@@ -224,16 +224,17 @@ class EventManifest(abc.ABC):
         `event_id` is the event's original id and `renamed` says whether the batch loaded it under a new
         one. A batch whose entries would already have expired records nothing, and is left out before the
         owners are chosen: who owns a key among the remaining batches is `owners`. A live entry of any
-        other batch keeps its key.
+        other batch keeps its key. Every batch given is rewritten, an expired one as nothing: entries recorded
+        under an earlier etlTime may still be live (a run whose events all failed records a batch etlTime its
+        output, with no event, cannot give back; skipped_batch.py).
         """
         now = self.now()
-        live = [batch for batch in batches if batch.ttl(self.ttl_days) > now]
         # Expired batches go first, not after the owners are chosen: the manifest ignored an expired entry,
         # so a later batch that loaded the key again once it had expired recorded it, and owns it here too.
         # Were the owners chosen first, the expired batch would win the key by its earlier etlTime and record
         # nothing.
         unexpired = entries.where(entry_ttl(self.ttl_days) > F.lit(now))
-        return self._record_owned(live, owners(unexpired, claim_ids, self.ttl_days), work)
+        return self._record_owned(batches, owners(unexpired, claim_ids, self.ttl_days), work)
 
     @abc.abstractmethod
     def _record_owned(self, batches: list[Batch], owned: DataFrame, work: str) -> dict[str, int]:

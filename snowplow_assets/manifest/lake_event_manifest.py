@@ -311,12 +311,15 @@ class LakeEventManifest(EventManifest):
             found = spark.createDataFrame([], STATUS_SCHEMA)
         return ManifestCheck(found, {**counts, "expired_batches_removed": expired})
 
-    def _publish(self, staged: dict[str, tuple[str, Batch]], index: ManifestIndex) -> None:
-        """Make the staged folders current for their batches, in one index write.
+    def _publish(
+        self, staged: dict[str, tuple[str, Batch]], index: ManifestIndex, dropped: Collection[str] = ()
+    ) -> None:
+        """Make the staged folders current for their batches, and remove the `dropped` batches, in one index
+        write.
 
         A staged folder that does not exist stands for a batch without entries.
         """
-        batches = dict(index.batches)
+        batches = {run: entries for run, entries in index.batches.items() if run not in dropped}
         recorded_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         for run, (source, batch) in staged.items():
             folder = None
@@ -325,7 +328,7 @@ class LakeEventManifest(EventManifest):
                 self.fs.move(source, self.lake.event_manifest_entry_folder(folder))
             batches[run] = BatchEntries(folder, batch.etl_time, batch.ttl(self.ttl_days), recorded_at)
         self._publish_index(batches, index)
-        for run in staged:
+        for run in [*staged, *dropped]:
             previous = index.batches.get(run)
             if previous is not None and previous.folder is not None:
                 self.fs.delete(self.lake.event_manifest_entry_folder(previous.folder))
@@ -368,6 +371,8 @@ class LakeEventManifest(EventManifest):
             .write.partitionBy("_batch")
             .parquet(self.fs.spark_path(work))
         )
-        staged = {b.run: (join_uri(work, f"_batch={b.run.removeprefix('run=')}"), b) for b in batches}
-        self._publish(staged, index)
+        # A batch whose entries would have expired is rewritten as nothing: dropped from the index (base.populate).
+        live = [b for b in batches if b.ttl(self.ttl_days) > self.now()]
+        staged = {b.run: (join_uri(work, f"_batch={b.run.removeprefix('run=')}"), b) for b in live}
+        self._publish(staged, index, dropped=[b.run for b in batches if b not in live])
         return observed_counts(observation)

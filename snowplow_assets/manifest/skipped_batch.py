@@ -7,15 +7,17 @@ entries stayed until their ttl, 180 days by default: every later copy of those e
 included, was dropped as a cross-batch duplicate of events no batch loaded.
 
 So skipping a batch rewrites its entries as a populate would (populate.py): the keys of its complete published
-output, or none when it has none. On DynamoDB, whose items are written one by one, the items its runs
-journalled beyond those are deleted too, each only while it is still the batch's (claims_journal.py).
+output, or none when it has none (an output whose marker a blocking check withdrew loads nothing). On DynamoDB,
+whose items are written one by one, the items its runs wrote beyond those, as its journal (claims_journal.py)
+and such an output name them, are deleted too, each only while it is still the batch's.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from snowplow_assets.lake import Lake
 from snowplow_assets.manifest.base import EventManifest, manifest_keys
@@ -33,22 +35,29 @@ def release_skipped_batch(
     claim_ids: bool,
 ) -> dict[str, int] | None:
     """Bring `manifest`'s entries of batch `run` to what its published output loads; the counts of the rewrite
-    and of the deletes. None, without starting Spark, when the manifest names no entries of the batch and no
-    journal of its runs is left: nothing to release."""
+    and of the deletes. None, without starting Spark, when nothing can hold entries of the batch: the manifest
+    names none, no journal of its runs is left, and (where items outlive a run) it has no output."""
+    complete = fs.exists(lake.shredding_complete(run))
+    written: list[DataFrame] = []  # the keys the batch's runs may have given a manifest that keeps them
     journalled = manifest.keeps_entries_across_runs and fs.exists(lake.manifest_claims(run))
-    if not journalled and not manifest.names_batch(run):
+    # An output without its marker (a blocking check withdrew it) is in no loader, and its keys are the batch's.
+    output = manifest.keeps_entries_across_runs and fs.exists(lake.shredded_good(run))
+    if not (journalled or output or manifest.names_batch(run)):
         return None
     manifest.verify(rewriting=[run])
     spark = spark_session()
     report = record_published_output(spark, fs, lake, manifest, [run], claim_ids)
     counts = dict(report.counts)
-    claimed = earlier_claims(spark, fs, lake, run) if journalled else None
-    if claimed is not None:
-        complete = [run] if fs.exists(lake.shredding_complete(run)) else []
-        loaded = manifest_keys(shredded_event_keys(spark, fs, lake, complete), claim_ids)
-        forgotten = manifest.forget(report.batches[0], claimed.subtract(loaded))
+    if journalled and (claimed := earlier_claims(spark, fs, lake, run)) is not None:
+        written.append(claimed)
+    if output:
+        written.append(manifest_keys(shredded_event_keys(spark, fs, lake, [run]), claim_ids))
+    if written:
+        loaded = manifest_keys(shredded_event_keys(spark, fs, lake, [run] if complete else []), claim_ids)
+        stale = functools.reduce(DataFrame.unionByName, written).subtract(loaded)
+        forgotten = manifest.forget(report.batches[0], stale)
         counts.update(forgotten)
-        if forgotten.get("stale_entries_not_removed"):  # the journal names them for the next attempt
+        if forgotten.get("stale_entries_not_removed"):  # the journal and the output name them to the next attempt
             return counts
     if journalled:
         clear_claims(fs, lake, run)

@@ -1,3 +1,4 @@
+import importlib
 import json
 import shutil
 from pathlib import Path
@@ -12,6 +13,7 @@ from snowplow_assets.cli.process import process_enriched_runs
 from snowplow_assets.cli.process_request import ProcessRequest
 from snowplow_assets.events import shred_batch
 from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
+from snowplow_assets.manifest.base import ConcurrentManifestWrite
 from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
 from snowplow_assets.settings import Settings
 from snowplow_assets_tests.conftest import write_run_folder
@@ -157,3 +159,17 @@ def test_a_skip_whose_release_fails_is_not_recorded(history, lake):
     refused = invoke("skip", f"enriched/{BROKEN}", "--reason", "re-sent as another folder")
     assert refused.exit_code == 1 and f"{BROKEN} is not skipped" in refused.output and "unreadable" in refused.output
     assert f"enriched/{BROKEN}  Failed" in invoke().output.splitlines(), "the skip was recorded all the same"
+
+
+def test_a_skip_that_loses_the_lake_manifests_index_to_a_shred_says_to_run_it_again(history, monkeypatch):
+    """The skip runs outside the run queue, so a shred may rewrite the index meanwhile; the skip published
+    nothing. Until the review of 2026-11-28 this was a traceback telling the operator to rerun the batch."""
+
+    def lost_the_race(*_args, **_kwargs):
+        raise ConcurrentManifestWrite("the event manifest index changed while this batch was being checked")
+
+    # The module, not the `manifest` command the package exports under the same name.
+    monkeypatch.setattr(importlib.import_module("snowplow_assets.cli.manifest"), "release_skipped_batch", lost_the_race)
+    refused = invoke("skip", f"enriched/{BROKEN}", "--reason", "re-sent as another folder")
+    assert refused.exit_code == 1 and "is not skipped" in refused.output and "run the skip again" in refused.output
+    assert f"enriched/{BROKEN}  Failed" in invoke().output.splitlines()
