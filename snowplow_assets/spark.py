@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -127,6 +127,24 @@ def spark_session(
             yield session
         finally:
             session.stop()
+
+
+@contextmanager
+def lazy_spark_session(
+    config: Mapping[str, str], shared_server: SharedServer | None = None, app_name: str = "snowplow-assets"
+) -> Iterator[Callable[[], SparkSession]]:
+    """A function that starts spark_session's session the first time it is called, and returns it every time;
+    the session ends with the block. Work that finds nothing to do (a populate of no folder, a skip with no
+    entry to release) then starts no Spark."""
+    with ExitStack() as scope:
+        started: list[SparkSession] = []
+
+        def session() -> SparkSession:
+            if not started:
+                started.append(scope.enter_context(spark_session(config, shared_server, app_name)))
+            return started[0]
+
+        yield session
 
 
 class SharedServerEnded(RuntimeError):

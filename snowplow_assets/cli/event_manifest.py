@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from datetime import date
 
 import click
@@ -13,7 +12,7 @@ from snowplow_assets.manifest.base import EventManifestUnavailable
 from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbConfig, create_table
 from snowplow_assets.manifest.populate import populate_event_manifest
 from snowplow_assets.settings import Settings
-from snowplow_assets.spark import spark_session
+from snowplow_assets.spark import lazy_spark_session
 from snowplow_assets.storage import LakeFileSystem, filesystem_for
 
 
@@ -77,12 +76,10 @@ def populate_command(since: date) -> None:
     manifest = configured_event_manifest(settings, fs, lake)
     if manifest is None:
         raise click.UsageError("SNOWPLOW_EVENT_MANIFEST is none: there is no event manifest to populate")
-    session = spark_session(settings.spark_config, settings.shared_spark_server, app_name="snowplow-assets-populate")
+    spark = lazy_spark_session(settings.spark_config, settings.shared_spark_server, app_name="snowplow-assets-populate")
     try:
-        with ExitStack() as scope:
-            report = populate_event_manifest(
-                lambda: scope.enter_context(session), fs, lake, manifest, since, settings.cross_batch_synthetic
-            )
+        with spark as session:
+            report = populate_event_manifest(session, fs, lake, manifest, since, settings.cross_batch_synthetic)
     except EventManifestUnavailable as error:
         raise click.ClickException(str(error)) from error
     click.echo(f"{manifest.describe()}: {len(report.runs)} run folder(s) from {since.isoformat()}")

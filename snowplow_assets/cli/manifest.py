@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable
-from contextlib import ExitStack
 from typing import Any
 
 import click
@@ -27,7 +26,7 @@ from snowplow_assets.manifest.skipped_batch import release_skipped_batch
 from snowplow_assets.processing import Item, Record, State
 from snowplow_assets.processing.records import iso_time
 from snowplow_assets.settings import Settings
-from snowplow_assets.spark import spark_session
+from snowplow_assets.spark import lazy_spark_session
 from snowplow_assets.storage import LakeFileSystem, filesystem_for
 
 STATES = [s.value for s in State]
@@ -125,12 +124,10 @@ def _release_skipped_batch(settings: Settings, fs: LakeFileSystem, lake: Lake, r
     manifest = configured_event_manifest(settings, fs, lake)
     if manifest is None:
         return
-    session = spark_session(settings.spark_config, settings.shared_spark_server, app_name="snowplow-assets-skip")
+    spark = lazy_spark_session(settings.spark_config, settings.shared_spark_server, app_name="snowplow-assets-skip")
     try:
-        with ExitStack() as scope:
-            counts = release_skipped_batch(
-                lambda: scope.enter_context(session), fs, lake, manifest, run, settings.cross_batch_synthetic
-            )
+        with spark as session:
+            counts = release_skipped_batch(session, fs, lake, manifest, run, settings.cross_batch_synthetic)
     except EventManifestUnavailable as error:
         raise click.ClickException(f"{run} is not skipped: {error}") from error
     except ConcurrentManifestWrite as error:
