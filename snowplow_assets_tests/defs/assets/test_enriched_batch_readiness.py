@@ -13,7 +13,7 @@ from dagster_pyspark import LazyPySparkResource
 
 from snowplow_assets.defs.assets.enriched_batch import enriched_batch
 from snowplow_assets.defs.assets.shredded import shred
-from snowplow_assets.defs.resources import EventManifestResource, LakeResource, ShredResource
+from snowplow_assets.defs.resources import EventManifestResource, LakeResource, ShredResource, WebModelsResource
 from snowplow_assets.spark import spark_session_config
 from snowplow_assets_tests.conftest import TEST_SPARK_CONFIG, write_run_folder
 
@@ -26,6 +26,7 @@ def materialise(instance, lake, step=enriched_batch) -> dg.ExecuteInProcessResul
         "spark": LazyPySparkResource(spark_config=spark_session_config(TEST_SPARK_CONFIG)),
         "shredder": ShredResource(),
         "event_manifest_backend": EventManifestResource(backend="none"),
+        "web": WebModelsResource(),
     }
     return dg.materialize([step], partition_key=RUN, resources=resources, instance=instance, raise_on_error=False)
 
