@@ -18,8 +18,14 @@ import click
 from snowplow_assets.cli.event_manifest import configured_event_manifest
 from snowplow_assets.cli.instance import project_instance
 from snowplow_assets.defs.manifests.instance_lake import InstanceOfAnotherLake, claim_instance_for_lake
-from snowplow_assets.defs.manifests.operator_actions import check_operator_action, record_operator_action
-from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ItemKind, parse_item, read_manifest
+from snowplow_assets.defs.manifests.operator_actions import record_operator_action
+from snowplow_assets.defs.manifests.processing_manifest import (
+    RUN_FOLDERS,
+    ItemKind,
+    ProcessingManifest,
+    parse_item,
+    read_manifest,
+)
 from snowplow_assets.lake import Lake
 from snowplow_assets.manifest.base import ConcurrentManifestWrite, EventManifestUnavailable
 from snowplow_assets.manifest.skipped_batch import release_skipped_batch
@@ -103,47 +109,58 @@ def _act(action: str, item: tuple[ItemKind, str], reason: str) -> None:
     settings = Settings()
     lake, fs = Lake(settings.lake), filesystem_for(settings.lake)
     exists = fs.exists(_folder(lake, kind, name))
+    # A skipped run folder's event manifest entries are released once the skip is recorded, when no run can
+    # start it any more: a rerun started while they were released first lost the keys it had just written
+    # (review of 2026-11-28). A skip of a run folder Skipped already runs the release again, as a retry.
+    releases = action == "skip" and kind is RUN_FOLDERS
     with project_instance() as instance:
         try:
             claim_instance_for_lake(instance, settings.lake)  # an action may register the item
-            check_operator_action(instance, kind, name, action, reason, register=exists)
-            if action == "skip" and kind is RUN_FOLDERS:
-                _release_skipped_batch(settings, fs, lake, name)
-            after = record_operator_action(instance, kind, name, action, reason, register=exists)
+            if releases and ProcessingManifest(instance).item(kind, name, payloads=False).state is State.SKIPPED:
+                click.echo(f"{kind.prefix}/{name} is Skipped already: its event manifest entries are released again")
+            else:
+                after = record_operator_action(instance, kind, name, action, reason, register=exists)
+                invalid = "" if after.valid else f" (invalid: {'; '.join(after.problems)})"
+                click.echo(f"{after.id} is now {after.state.value}{invalid}")
         except (ValueError, InstanceOfAnotherLake) as error:
             raise click.ClickException(str(error)) from None
-    click.echo(
-        f"{after.id} is now {after.state.value}" + ("" if after.valid else f" (invalid: {'; '.join(after.problems)})")
-    )
+    if releases:
+        _release_skipped_batch(settings, fs, lake, name)
 
 
 def _release_skipped_batch(settings: Settings, fs: LakeFileSystem, lake: Lake, run: str) -> None:
     """Leave the event manifest only the entries the skipped batch's published output loads
-    (manifest/skipped_batch.py), before the skip is recorded: if that fails, the item stays as it was and the
-    skip can be run again."""
+    (manifest/skipped_batch.py). If that fails, the skip stays recorded, and running it again retries."""
     manifest = configured_event_manifest(settings, fs, lake)
     if manifest is None:
         return
+    retry = "; run the skip again to release them"
     spark = lazy_spark_session(settings.spark_config, settings.shared_spark_server, app_name="snowplow-assets-skip")
     try:
         with spark as session:
             counts = release_skipped_batch(session, fs, lake, manifest, run, settings.cross_batch_synthetic)
     except EventManifestUnavailable as error:
-        raise click.ClickException(f"{run} is not skipped: {error}") from error
+        raise click.ClickException(
+            f"{run} is Skipped, but its event manifest entries are not released: {error}{retry}"
+        ) from error
     except ConcurrentManifestWrite as error:
         raise click.ClickException(
-            f"{run} is not skipped: another run rewrote the event manifest index {lake.event_manifest_index} "
-            "while the skip rewrote the batch's entries, and nothing was published; run the skip again"
+            f"{run} is Skipped, but its event manifest entries are not released: another run rewrote the event "
+            f"manifest index {lake.event_manifest_index} meanwhile, and nothing was published{retry}"
         ) from error
     if counts is None:
         return
     click.echo(f"{manifest.describe()}: the entries of {run} rewritten as its published output loads")
     for name, value in counts.items():
         click.echo(f"  {name}: {value}")
+    click.echo(
+        f"a batch shredded since {run} failed may have dropped copies of events it no longer holds: run it again "
+        "(snowplow-assets process --run FOLDER) to load them"
+    )
     if counts.get("stale_entries_not_removed"):
         raise click.ClickException(
-            f"{run} is not skipped: {counts['stale_entries_not_removed']} item(s) its runs wrote could not be "
-            "deleted; run the skip again"
+            f"{run} is Skipped, but {counts['stale_entries_not_removed']} item(s) its runs wrote could not be "
+            f"deleted{retry}"
         )
 
 

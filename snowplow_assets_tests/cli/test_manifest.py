@@ -11,10 +11,12 @@ from click.testing import CliRunner
 from snowplow_assets.cli import main
 from snowplow_assets.cli.process import process_enriched_runs
 from snowplow_assets.cli.process_request import ProcessRequest
+from snowplow_assets.defs.manifests.processing_manifest import RUN_FOLDERS, ProcessingManifest
 from snowplow_assets.events import shred_batch
 from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
 from snowplow_assets.manifest.base import ConcurrentManifestWrite
 from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
+from snowplow_assets.processing import State
 from snowplow_assets.settings import Settings
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.defs.manifest_runs import create_run, fail, succeed
@@ -148,21 +150,43 @@ def test_skip_leaves_the_event_manifest_only_what_the_batch_published(history, s
 
     skipped = invoke("skip", f"enriched/{BROKEN}", "--reason", "re-sent as another folder")
     assert skipped.exit_code == 0, skipped.output
-    assert f"the entries of {BROKEN} rewritten" in skipped.output
-    assert skipped.output.splitlines()[-1] == f"enriched/{BROKEN} is now Skipped"
+    lines = skipped.output.splitlines()
+    assert lines[0] == f"enriched/{BROKEN} is now Skipped"
+    assert f"the entries of {BROKEN} rewritten" in lines[1] and "process --run" in lines[-1]
     assert manifest.read_index().batches[BROKEN].folder is None, "no published output, no entries"
 
 
-def test_a_skip_whose_release_fails_is_not_recorded(history, lake):
+def test_the_skip_is_recorded_before_the_release_so_that_no_run_starts_the_batch_meanwhile(history, monkeypatch):
+    """Released first, a rerun the sensor started meanwhile lost the keys it had just written, and a later
+    copy of its events was loaded twice (review of 2026-11-28)."""
+    states = []
+
+    def release(*_args, **_kwargs):
+        with dg.DagsterInstance.get() as instance:
+            states.append(ProcessingManifest(instance).item(RUN_FOLDERS, BROKEN).state)
+
+    monkeypatch.setattr(importlib.import_module("snowplow_assets.cli.manifest"), "release_skipped_batch", release)
+    assert invoke("skip", f"enriched/{BROKEN}", "--reason", "re-sent as another folder").exit_code == 0
+    assert states == [State.SKIPPED]
+
+
+def test_a_skip_whose_release_fails_stays_recorded_and_running_it_again_retries(history, lake):
     Path(lake.event_manifest_index).parent.mkdir(parents=True, exist_ok=True)
     Path(lake.event_manifest_index).write_text("not json")
-    refused = invoke("skip", f"enriched/{BROKEN}", "--reason", "re-sent as another folder")
-    assert refused.exit_code == 1 and f"{BROKEN} is not skipped" in refused.output and "unreadable" in refused.output
-    assert f"enriched/{BROKEN}  Failed" in invoke().output.splitlines(), "the skip was recorded all the same"
+    failed = invoke("skip", f"enriched/{BROKEN}", "--reason", "re-sent as another folder")
+    assert failed.exit_code == 1 and "unreadable" in failed.output
+    assert f"{BROKEN} is Skipped, but its event manifest entries are not released" in failed.output
+    assert "run the skip again" in failed.output
+    assert f"enriched/{BROKEN}  Skipped" in invoke().output.splitlines()
+
+    Path(lake.event_manifest_index).unlink()
+    again = invoke("skip", f"enriched/{BROKEN}", "--reason", "re-sent as another folder")
+    assert again.exit_code == 0 and "is Skipped already: its event manifest entries are released again" in again.output
+    assert invoke("skip", DONE, "--reason", "x").exit_code == 0, "a Processed folder, without entries"
 
 
 def test_a_skip_that_loses_the_lake_manifests_index_to_a_shred_says_to_run_it_again(history, monkeypatch):
-    """The skip runs outside the run queue, so a shred may rewrite the index meanwhile; the skip published
+    """The release runs outside the run queue, so a shred may rewrite the index meanwhile; the release published
     nothing. Until the review of 2026-11-28 this was a traceback telling the operator to rerun the batch."""
 
     def lost_the_race(*_args, **_kwargs):
@@ -171,5 +195,5 @@ def test_a_skip_that_loses_the_lake_manifests_index_to_a_shred_says_to_run_it_ag
     # The module, not the `manifest` command the package exports under the same name.
     monkeypatch.setattr(importlib.import_module("snowplow_assets.cli.manifest"), "release_skipped_batch", lost_the_race)
     refused = invoke("skip", f"enriched/{BROKEN}", "--reason", "re-sent as another folder")
-    assert refused.exit_code == 1 and "is not skipped" in refused.output and "run the skip again" in refused.output
-    assert f"enriched/{BROKEN}  Failed" in invoke().output.splitlines()
+    assert refused.exit_code == 1 and "another run rewrote the event manifest index" in refused.output
+    assert "run the skip again" in refused.output and "Traceback" not in refused.output

@@ -24,11 +24,10 @@ def _operator_name() -> str:
         return "unknown"
 
 
-def check_operator_action(
+def record_operator_action(
     instance: dg.DagsterInstance, kind: ItemKind, name: str, action: str, reason: str, register: bool = False
-) -> tuple[dict[str, Any], bool]:
-    """Raise ValueError if `action` does not apply to the item now; else the metadata its record will carry and
-    whether a skip has to register the item first.
+) -> Item:
+    """Record `skip` or `resolve` for an item as an AssetObservation of its operator asset; return the item after.
 
     `skip` applies to any item no run holds (an unregistered one is registered first when `register`);
     `resolve` only to a Failed or Skipped item, and refers to the record it clears.
@@ -40,7 +39,8 @@ def check_operator_action(
         raise ValueError("a reason is required")
     if len(reason) > MAX_REASON:
         raise ValueError(f"the reason is longer than {MAX_REASON} characters")
-    item = ProcessingManifest(instance).item(kind, name)
+    manifest = ProcessingManifest(instance)
+    item = manifest.item(kind, name)
     registered = any(r.state is State.NEW for r in item.records)
     metadata: dict[str, Any] = {MANIFEST_ACTION: action, "reason": reason, "by": _operator_name()}
     if item.state is State.PROCESSING:
@@ -48,8 +48,10 @@ def check_operator_action(
     if action == "skip":
         if item.state is State.SKIPPED:
             raise ValueError(f"{item.id} is already Skipped")
-        if not registered and not register:
-            raise ValueError(f"no such item: {item.id} is not registered")
+        if not registered:
+            if not register:
+                raise ValueError(f"no such item: {item.id} is not registered")
+            instance.add_dynamic_partitions(kind.partitions_def, [name])
     else:
         current = item.current
         if item.state not in (State.FAILED, State.SKIPPED) or current is None:
@@ -59,18 +61,7 @@ def check_operator_action(
         if not item.valid:
             raise ValueError(f"cannot resolve {item.id}: it is invalid ({'; '.join(item.problems)}); skip it instead")
         metadata[RESOLVES] = current.id
-    return metadata, action == "skip" and not registered
-
-
-def record_operator_action(
-    instance: dg.DagsterInstance, kind: ItemKind, name: str, action: str, reason: str, register: bool = False
-) -> Item:
-    """Record `skip` or `resolve` for an item as an AssetObservation of its operator asset; return the item after.
-    The action is checked again here (check_operator_action), against the manifest as it is now."""
-    metadata, unregistered = check_operator_action(instance, kind, name, action, reason, register)
-    if unregistered:
-        instance.add_dynamic_partitions(kind.partitions_def, [name])
     instance.report_runless_asset_event(
         dg.AssetObservation(asset_key=kind.operator_asset, partition=name, metadata=metadata)
     )
-    return ProcessingManifest(instance).item(kind, name)
+    return manifest.item(kind, name)
