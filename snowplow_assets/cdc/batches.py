@@ -59,6 +59,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Set
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
@@ -69,6 +70,7 @@ from snowplow_assets.cdc.columns import ModelColumns
 from snowplow_assets.cdc.history import (
     IngestedLanding,
     Window,
+    fail_if_being_ingested,
     model_columns,
     model_landings,
     move_partition,
@@ -77,6 +79,7 @@ from snowplow_assets.cdc.history import (
     read_records,
     records_bound,
     truncating,
+    unsummarised_landings,
 )
 from snowplow_assets.cdc.models import CdcModels, ModelSpec
 from snowplow_assets.cdc.order import (
@@ -233,8 +236,13 @@ def plan_batch(
     previous: BatchManifest | None,
     now_ms: int,
     full: bool = False,
+    unsummarised: Set[str] = frozenset(),
 ) -> BatchPlan | str:
-    """What the next batch of `model` reads, or why there is none (a message)."""
+    """What the next batch of `model` reads, or why there is none (a message). Raise LandingBeingIngested when
+    the previous batch holds a landing of `unsummarised`: read as removed, it was left out of a full batch that
+    replaced the previous one, until the next cut (until 2026-11-28)."""
+    if previous is not None:
+        fail_if_being_ingested(model.name, previous.landings, unsummarised)
     landings = model_landings(ingested, model.name)
     summaries = [landing.models[model.name] for landing in landings.values()]
     latest = max((s.max_ms for s in summaries if s.max_ms is not None), default=None)
@@ -323,11 +331,12 @@ def cut_batches(
     `ingested` is the lake's landings as `read_ingested` gives them, when the caller has read them already."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     ingested = read_ingested(fs, lake) if ingested is None else ingested
+    unsummarised = unsummarised_landings(fs, lake, ingested)
     plans: list[BatchPlan] = []
     results: dict[str, BatchResult] = {}
     for name, model in sorted(models.models.items()):
         previous = latest_batch(fs, lake, name)
-        plan = plan_batch(model, ingested, previous, now_ms, full)
+        plan = plan_batch(model, ingested, previous, now_ms, full, unsummarised)
         if isinstance(plan, str):
             results[name] = BatchResult(name, plan.split(":")[0], plan, previous)
         else:

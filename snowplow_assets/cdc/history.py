@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
@@ -304,6 +305,32 @@ class Window:
 
 class LostHistory(FileNotFoundError):
     """A landing's summary counts records of a model whose history or delete folder is gone."""
+
+
+class LandingBeingIngested(FileNotFoundError):
+    """A landing a batch holds has a history but no summary: an ingestion is publishing it (it removes the
+    summary before it swaps the folders, and writes it last), or one was cut short there. A FileNotFoundError,
+    so that the step that met it runs again once the ingestion is done (defs/lake_read_retries.py)."""
+
+
+def fail_if_being_ingested(model: str, held: Iterable[str], unsummarised: Set[str]) -> None:
+    """Raise LandingBeingIngested if the newest batch of `model`, which holds the landings `held`, holds one of
+    `unsummarised` (unsummarised_landings): read as removed, it would be left out of what is built on the batch."""
+    if caught := sorted(set(held) & unsummarised):
+        raise LandingBeingIngested(
+            f"the newest batch of {model} holds landing(s) {', '.join(caught)}, whose history has no summary: "
+            "an ingestion is publishing it, or one was cut short (ingest it again: snowplow-assets process --ingest "
+            f"{caught[0]}; or, to take it out, remove its folders under cdc/history and cdc/deletes)"
+        )
+
+
+def unsummarised_landings(fs: LakeFileSystem, lake: Lake, ingested: Mapping[str, IngestedLanding]) -> set[str]:
+    """The landings with a history folder and no summary in `ingested` (LandingBeingIngested): one listing."""
+    return {
+        entry.name
+        for entry in fs.list_dir(lake.uri("cdc", "history"))
+        if entry.is_dir and entry.name not in ingested and not entry.name.startswith((".", "_"))
+    }
 
 
 def record_files(

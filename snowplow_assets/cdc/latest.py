@@ -25,6 +25,7 @@ from snowplow_assets.cdc.columns import ModelColumns, typed_view
 from snowplow_assets.cdc.history import (
     IngestedLanding,
     Window,
+    fail_if_being_ingested,
     model_columns,
     model_landings,
     read_ingested,
@@ -32,6 +33,7 @@ from snowplow_assets.cdc.history import (
     read_records,
     records_bound,
     truncating,
+    unsummarised_landings,
 )
 from snowplow_assets.cdc.models import ModelSpec
 from snowplow_assets.cdc.order import BROADCAST_CHANGES_LIMIT, live, merge_into, reduce_to_state
@@ -65,10 +67,13 @@ def latest_state(
 ) -> tuple[DataFrame, dict[str, LatestSources]]:
     """The live state (order.STATE_COLUMNS) of the models, in one DataFrame, and what each came from."""
     ingested = read_ingested(fs, lake) if ingested is None else ingested
+    unsummarised = unsummarised_landings(fs, lake, ingested)
     reads: dict[tuple[str, str], Window] = {}
     batches: dict[str, BatchManifest | None] = {}
     for model in models:
         batch = latest_batch(fs, lake, model.name)
+        if batch is not None:
+            fail_if_being_ingested(model.name, batch.landings, unsummarised)
         # A superseded batch holds records a replay would not (batches.superseded), which no merge takes
         # back: replay instead, until the next cut (then in full) replaces it.
         usable = batch is not None and superseded(batch, model, ingested) is None

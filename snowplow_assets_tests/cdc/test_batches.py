@@ -16,10 +16,10 @@ from snowplow_assets.cdc.batches import (
     plan_batch,
     read_batches,
 )
-from snowplow_assets.cdc.history import ingest_landing, read_ingested
+from snowplow_assets.cdc.history import LandingBeingIngested, ingest_landing, read_ingested
 from snowplow_assets.cdc.latest import latest_table
 from snowplow_assets.lake import Lake
-from snowplow_assets.storage import LocalFileSystem
+from snowplow_assets.storage import LocalFileSystem, failed_on_a_gone_file
 from snowplow_assets_tests.cdc.builders import (
     ISSUE_MODELS_YAML,
     debezium,
@@ -386,3 +386,34 @@ def test_a_model_without_records_gets_no_batch(spark, lake):
         ("customers", "no data", None),
         ("orders", "no data", None),
     ]
+
+
+def test_a_cut_while_a_landing_the_batch_holds_is_being_ingested_again_waits_for_it(spark, lake):
+    """The ingestion removes the landing's summary before it swaps its folders. A cut in between read the
+    landing as removed, and its full batch without it replaced the good one (CDC operator audit, 2026-11-28)."""
+    fs = LocalFileSystem()
+    write_landing(lake, "landing=a", LANDING_A)
+    write_landing(lake, "landing=b", LANDING_B)
+    for name in ("landing=a", "landing=b"):
+        ingest_landing(spark, fs, lake, name, MODELS)
+    [customers, _] = cut_batches(spark, fs, lake, MODELS, now_ms=at(1000))
+    summary = Path(lake.cdc_ingested("landing=a"))
+    text = summary.read_text()
+    summary.unlink()  # where the ingestion that runs again stands between its first and last step
+
+    with pytest.raises(LandingBeingIngested, match="holds landing.s. landing=a, whose history has no summary"):
+        cut_batches(spark, fs, lake, MODELS, now_ms=at(1001))
+    assert failed_on_a_gone_file(LandingBeingIngested("x")), "the step runs again"
+    assert latest_batch(fs, lake, "customers") == customers.batch, "the newest batch stays"
+    with pytest.raises(LandingBeingIngested):
+        latest_table(spark, fs, lake, MODELS.model("customers"))  # its newer records would be left out
+
+    summary.write_text(text)  # the ingestion is done
+    assert {r.model: r.status for r in cut_batches(spark, fs, lake, MODELS, now_ms=at(1001))} == {
+        "customers": "unchanged", "orders": "unchanged",
+    }  # fmt: skip
+    for folder in (lake.cdc_history("landing=a"), lake.cdc_deletes("landing=a")):
+        shutil.rmtree(folder)
+    summary.unlink()  # removed with its history: a full cut without it
+    after = {r.model: r for r in cut_batches(spark, fs, lake, MODELS, now_ms=at(1002))}
+    assert after["customers"].message.startswith("full: landings no longer ingested: ['landing=a']")
