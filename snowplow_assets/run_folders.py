@@ -56,6 +56,7 @@ from collections.abc import Container, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from snowplow_assets.lake import join_uri
 from snowplow_assets.shown import shown
 from snowplow_assets.storage import FileEntry, LakeFileSystem, data_files, is_data_file, path_below
 
@@ -107,6 +108,25 @@ def still_being_written(fs: LakeFileSystem, folder: str, now: float, ready_after
         return f"no data files yet, only a writer's staged files: {shown(staged)}" if staged else None
     ready, why = readiness(folder, files, now, ready_after_seconds)
     return None if ready else why
+
+
+def registered_not_ready(
+    fs: LakeFileSystem, parent_uri: str, names: Iterable[str], ready_after_seconds: float
+) -> dict[str, str]:
+    """Of registered folders about to get a run (a Resolved item, one registered and never run), those not
+    ready now, with why (still_being_written); one that cannot be listed is not ready either. An operator who
+    resolves an item right after sending its files again would otherwise see its run refuse the folder and
+    leave the item Failed once more (until 2026-11-28)."""
+    now = fs.clock(parent_uri)
+    waiting = {}
+    for name in names:
+        try:
+            why = still_being_written(fs, join_uri(parent_uri, name), now, ready_after_seconds)
+        except OSError as error:
+            why = f"cannot be listed: {error}"
+        if why:
+            waiting[name] = why
+    return waiting
 
 
 def _content(folder: str, files: list[FileEntry]) -> list[FileEntry]:

@@ -19,7 +19,13 @@ from snowplow_assets.cli.runs import RunOutcome, echo_outcome, execute_run, why_
 from snowplow_assets.defs.manifests.processing_manifest import ItemKind, ProcessingManifest
 from snowplow_assets.lake import Lake
 from snowplow_assets.processing import State
-from snowplow_assets.run_folders import SUCCESS_MARKER, empty_named_warning, find_new_folders, still_being_written
+from snowplow_assets.run_folders import (
+    SUCCESS_MARKER,
+    empty_named_warning,
+    find_new_folders,
+    registered_not_ready,
+    still_being_written,
+)
 from snowplow_assets.settings import Settings
 from snowplow_assets.storage import filesystem_for
 
@@ -111,6 +117,11 @@ def process_items(
     else:
         items = manifest.items(kind, payloads=False)
         targets = sorted(name for name, item in items.items() if name in registered and item.may_start)
+        earlier = [name for name in targets if name not in found.ready]  # the scan judged the others just now
+        not_ready = registered_not_ready(fs, parent, earlier, settings.ready_after_seconds)
+        for name, why in not_ready.items():
+            echo(f"waiting: {how.noun} {name} is not ready yet: {why}")
+        targets = [name for name in targets if name not in not_ready]
         for name, item in sorted(items.items()):
             if item.state in (State.PROCESSING, State.FAILED) or not item.valid:
                 echo(f"not started: {item.why_not_startable()}")

@@ -197,3 +197,14 @@ def test_a_skip_that_loses_the_lake_manifests_index_to_a_shred_says_to_run_it_ag
     refused = invoke("skip", f"enriched/{BROKEN}", "--reason", "re-sent as another folder")
     assert refused.exit_code == 1 and "another run rewrote the event manifest index" in refused.output
     assert "run the skip again" in refused.output and "Traceback" not in refused.output
+
+
+def test_process_leaves_a_resolved_folder_still_being_written_for_later(history, lake):
+    """Its run would refuse the folder and leave the item Failed again (CDC operator audit, 2026-11-28)."""
+    write_run_folder(lake, BROKEN, ["x"], success_marker=False)  # sent again just now
+    assert invoke("resolve", BROKEN, "--reason", "file sent again").exit_code == 0
+    outputs: list[str] = []
+    with dg.DagsterInstance.get() as instance:
+        outcomes = process_enriched_runs(instance, Settings(), outputs.append)
+    assert [o.partition for o in outcomes] == [FRESH], "the New folder only (it fails fast: no files)"
+    assert any(line.startswith(f"waiting: run folder {BROKEN} is not ready yet: changed") for line in outputs)

@@ -34,7 +34,7 @@ from snowplow_assets.defs.manifests.manifest_locks import startable_runs, waitin
 from snowplow_assets.defs.manifests.processing_manifest import ItemKind
 from snowplow_assets.defs.resources import LakeResource
 from snowplow_assets.lake import Lake
-from snowplow_assets.run_folders import empty_named_warning, scan_folders
+from snowplow_assets.run_folders import empty_named_warning, registered_not_ready, scan_folders
 from snowplow_assets.settings import Settings
 from snowplow_assets.shown import shown
 from snowplow_assets.storage import LakeFileSystem
@@ -123,6 +123,8 @@ def evaluate_folder_sensor(
     )
     new = startable_runs(instance, kind, scan.ready, discovered=dict.fromkeys(scan.ready, sensor_name))
     waiting = waiting_runs(instance, kind, limit=settings.sensor_chunk_size)
+    not_ready = registered_not_ready(fs, parent_uri, [run.name for run in waiting], settings.ready_after_seconds)
+    waiting = [run for run in waiting if run.name not in not_ready]
     runs = list({run.name: run for run in [*new.startable, *waiting]}.values())
 
     context.log.info(
@@ -136,6 +138,8 @@ def evaluate_folder_sensor(
         context.log.warning(empty_named_warning(parent_uri))
     if scan.waiting:
         context.log.info(f"{len(scan.waiting)} not ready yet: {shown(scan.waiting)}")
+    for name, why in not_ready.items():
+        context.log.info(f"{kind.prefix}/{name} waits for its run: it is not ready: {why}")
     if scan.empty:
         context.log.warning(f"{len(scan.empty)} folders hold no data files: {shown(scan.empty)}")
     for name, error in scan.unreadable.items():

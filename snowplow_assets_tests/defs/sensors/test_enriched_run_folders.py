@@ -99,6 +99,22 @@ def test_the_sensor_starts_only_what_the_manifest_allows(definitions, memory_ins
     assert third.run_requests == [], "a resolution starts one run, once"
 
 
+def test_a_resolved_folder_still_being_written_waits_for_its_run(definitions, memory_instance, lake, no_spark_needed):
+    """Resolved right after its files were sent again, it got a run at once, which refused the folder as being
+    written and left the item Failed again (CDC operator audit, 2026-11-28)."""
+    instance, job = memory_instance, definitions.resolve_job_def("shred_enriched_run")
+    failed = "run=2026-03-04-01-00-00"
+    instance.add_dynamic_partitions("enriched_runs", [failed])
+    fail(instance, create_run(instance, job, failed), "shred", "ValueError: a truncated file")
+    write_run_folder(lake, failed, ["x"], success_marker=False)  # sent again just now
+    resolved = record_operator_action(instance, RUN_FOLDERS, failed, "resolve", "file sent again")
+
+    assert tick(instance, definitions.resources["lake"]).run_requests == [], "not ready: no run yet"
+    Path(lake.enriched_run(failed), "_SUCCESS").touch()
+    [request] = tick(instance, definitions.resources["lake"]).run_requests
+    assert (request.partition_key, request.run_key) == (failed, f"{failed}#{resolved.records[-1].id}")
+
+
 def test_the_sensor_starts_registered_items_no_run_took_up(definitions, memory_instance, lake, no_spark_needed):
     """`process --run X` registers every new ready folder but runs only X, an interrupted `process` leaves
     registered folders unrun, as here; a failed run deleted in the UI sends its folder back to New. The listing
