@@ -104,6 +104,7 @@ def test_process_ingests_new_landings_cuts_batches_checks_them_and_recuts_in_ful
         "customers__accepted_values__state",
         "customers__column_drift",
         "cdc_landings_read_by_the_current_models",
+        "cdc_tables_only_of_declared_models",
     }
     assert all(c.passed for c in checks.values()), checks
 
@@ -252,6 +253,14 @@ def test_ignored_topics_are_not_bad_and_a_landing_read_under_other_models_is_nam
     assert _checks(instance, third[-1].run_id)["cdc_landings_read_by_the_current_models"].passed
     assert _metadata(instance, "cdc_history", "landing=a")["bad"] == 0
     assert _metadata(instance, "cdc_latest")["customers/rows"] == 2
+
+    # The view of a model the models file no longer declares (removed from it), which nothing updates any more.
+    gone = Path(lake.cdc_latest("orders"))
+    gone.mkdir(parents=True, exist_ok=True)
+    fourth = process_cdc(instance, Settings(), messages.append)
+    check = _checks(instance, fourth[-1].run_id)["cdc_tables_only_of_declared_models"]
+    assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
+    assert str(gone) in check.metadata["folders"].value
 
 
 def test_a_model_keyed_by_two_columns_and_a_truncate_through_dagster(

@@ -50,7 +50,7 @@ def test_one_check_per_declared_test_a_drift_check_per_model_and_one_for_stale_l
     assert cdc == {
         "customers__not_null__email", "customers__unique__id", "customers__accepted_values__state", "customers__column_drift",
         "orders__column_drift", next(c for c in cdc if c.startswith("orders__not_null__total_amount_")),
-        "cdc_landings_read_by_the_current_models",
+        "cdc_landings_read_by_the_current_models", "cdc_tables_only_of_declared_models",
     }  # fmt: skip
     assert ("cdc_history", "no_bad_records") in checks
 

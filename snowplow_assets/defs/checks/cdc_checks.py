@@ -1,9 +1,11 @@
-"""The checks of cdc_batches: each model's dbt column tests, a warning when its columns change, and a warning
-when ingested landings were read under other models than the models file declares now.
+"""The checks of cdc_batches: each model's dbt column tests, a warning when its columns change, a warning when
+ingested landings were read under other models than the models file declares now, and one when tables remain of
+models it no longer declares.
 
 Their logic is in snowplow_assets/cdc/column_tests.py, columns.py and stale_landings.py; the specs are built
 from the models file when the code location loads, one check per declared test (`<model>__<test>__<column>`),
-one `<model>__column_drift` per model, and `cdc_landings_read_by_the_current_models`.
+one `<model>__column_drift` per model, `cdc_landings_read_by_the_current_models` and
+`cdc_tables_only_of_declared_models`.
 """
 
 from collections.abc import Iterator
@@ -17,12 +19,14 @@ from snowplow_assets.cdc.columns import column_drift
 from snowplow_assets.cdc.history import IngestedLanding
 from snowplow_assets.cdc.models import CdcModels
 from snowplow_assets.cdc.stale_landings import stale_landings
+from snowplow_assets.cdc.undeclared_models import undeclared_model_tables
 from snowplow_assets.lake import Lake
 from snowplow_assets.shown import shown
 from snowplow_assets.storage import LakeFileSystem
 
 CDC_BATCHES = dg.AssetKey("cdc_batches")
 STALE_LANDINGS_CHECK = "cdc_landings_read_by_the_current_models"
+UNDECLARED_MODELS_CHECK = "cdc_tables_only_of_declared_models"
 LISTED = 1000  # stale landings listed with their changes in the metadata
 
 
@@ -50,6 +54,14 @@ def cdc_batch_check_specs(models: CdcModels) -> list[dg.AssetCheckSpec]:
             asset=CDC_BATCHES,
             description="Warns when ingested landings hold topics that the models file now reads otherwise (another "
             "model, contract or id field, or none): their records keep the old reading until they are ingested again.",
+        )
+    )
+    specs.append(
+        dg.AssetCheckSpec(
+            UNDECLARED_MODELS_CHECK,
+            asset=CDC_BATCHES,
+            description="Warns when batches or a latest view remain of models the models file no longer declares: "
+            "nothing updates them, and readers of the latest table would take their last rows for current.",
         )
     )
     return specs
@@ -81,6 +93,23 @@ def cdc_batch_check_results(
             )
         yield _drift_result(name, batch)
     yield _stale_landings_result(ingested, models)
+    yield _undeclared_models_result(undeclared_model_tables(fs, lake, models))
+
+
+def _undeclared_models_result(folders: list[str]) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(
+        asset_key=CDC_BATCHES,
+        check_name=UNDECLARED_MODELS_CHECK,
+        passed=not folders,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=(
+            f"{len(folders)} folder(s) of batches or latest views belong to models the models file no longer "
+            f"declares, which nothing updates: {shown(folders)}. Remove them once the models are gone for good."
+            if folders
+            else "every batch and latest view belongs to a declared model"
+        ),
+        metadata={"folders": dg.MetadataValue.json(folders)},
+    )
 
 
 def _stale_landings_result(ingested: dict[str, IngestedLanding], models: CdcModels) -> dg.AssetCheckResult:
