@@ -9,6 +9,7 @@ one `<model>__column_drift` per model, `cdc_landings_read_by_the_current_models`
 """
 
 from collections.abc import Iterator
+from typing import Any
 
 import dagster as dg
 from pyspark.sql import SparkSession
@@ -96,12 +97,22 @@ def cdc_batch_check_results(
     yield _undeclared_models_result(undeclared_model_tables(fs, lake, models))
 
 
-def _undeclared_models_result(folders: list[str]) -> dg.AssetCheckResult:
+def _warning(check_name: str, passed: bool, description: str, metadata: dict[str, Any]) -> dg.AssetCheckResult:
+    """One of the checks of cdc_batches that warn rather than fail (the module docstring)."""
     return dg.AssetCheckResult(
         asset_key=CDC_BATCHES,
-        check_name=UNDECLARED_MODELS_CHECK,
-        passed=not folders,
+        check_name=check_name,
+        passed=passed,
         severity=dg.AssetCheckSeverity.WARN,
+        description=description,
+        metadata=metadata,
+    )
+
+
+def _undeclared_models_result(folders: list[str]) -> dg.AssetCheckResult:
+    return _warning(
+        UNDECLARED_MODELS_CHECK,
+        passed=not folders,
         description=(
             f"{len(folders)} folder(s) of batches or latest views belong to models the models file no longer "
             f"declares, which nothing updates: {shown(folders)}. Remove them once the models are gone for good."
@@ -115,11 +126,9 @@ def _undeclared_models_result(folders: list[str]) -> dg.AssetCheckResult:
 def _stale_landings_result(ingested: dict[str, IngestedLanding], models: CdcModels) -> dg.AssetCheckResult:
     stale = stale_landings(ingested, models)
     names = list(stale)
-    return dg.AssetCheckResult(
-        asset_key=CDC_BATCHES,
-        check_name=STALE_LANDINGS_CHECK,
+    return _warning(
+        STALE_LANDINGS_CHECK,
         passed=not stale,
-        severity=dg.AssetCheckSeverity.WARN,
         description=(
             f"{len(names)} landing(s) were ingested under other models than the models file declares now: "
             f"{shown(names)}. Ingest them again: materialise their cdc_history partitions (a backfill), or "
@@ -136,21 +145,17 @@ def _stale_landings_result(ingested: dict[str, IngestedLanding], models: CdcMode
 
 def _drift_result(model: str, batch: BatchManifest | None) -> dg.AssetCheckResult:
     if batch is None or batch.previous_columns is None:
-        return dg.AssetCheckResult(
-            asset_key=CDC_BATCHES,
-            check_name=drift_check_name(model),
+        return _warning(
+            drift_check_name(model),
             passed=True,
-            severity=dg.AssetCheckSeverity.WARN,
             description="no previous batch to compare with",
             metadata={"columns": dg.MetadataValue.json(batch.columns if batch else {})},
         )
     drift = column_drift(batch.previous_columns, batch.columns)
     summary = [f"{len(drift.added)} added", f"{len(drift.removed)} removed", f"{len(drift.retyped)} retyped"]
-    return dg.AssetCheckResult(
-        asset_key=CDC_BATCHES,
-        check_name=drift_check_name(model),
+    return _warning(
+        drift_check_name(model),
         passed=not drift.changed,
-        severity=dg.AssetCheckSeverity.WARN,
         description=(
             f"columns changed since the batch at {batch.previous_boundary_ms}: " + ", ".join(summary)
             if drift.changed
