@@ -10,9 +10,9 @@ of rows that query returns:
   `value not in (...)` is not true for a null; add `not_null` to forbid them. dbt quotes the values, and
   the warehouse casts them to the column's type to compare; so here: `1` accepts 1.0 in a DOUBLE column,
   `true` a true BOOLEAN, and a value that cannot be the column's type accepts nothing. In an integer column
-  (BIGINT, DECIMAL(38,0)) the values are compared as exact numbers: `2.0` (or `2e0`) accepts 2, `2.5` nothing. A source's float
-  column whose values are all whole is typed BIGINT (columns.py), and its tests' values are written as
-  floats; until 2026-11-27 such a value accepted nothing there, and every row failed.
+  (BIGINT, DECIMAL(38,0)) the values are compared as exact numbers: `2.0` (or `2e0`) accepts 2, `2.5`
+  nothing. A source's float column whose values are all whole is typed BIGINT (columns.py), and its tests'
+  values are written as floats; until 2026-11-27 such a value accepted nothing there, and every row failed.
 A test of a column the model does not have fails, as dbt's query would fail.
 
 All tests of a model run in one Spark job; the rows they count and up to five failing values are kept for

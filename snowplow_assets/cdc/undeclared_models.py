@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from snowplow_assets.cdc.models import CdcModels
 from snowplow_assets.lake import Lake
-from snowplow_assets.storage import LakeFileSystem
+from snowplow_assets.storage import LakeFileSystem, retired_copy_of
 
 
 def undeclared_model_tables(fs: LakeFileSystem, lake: Lake, models: CdcModels) -> list[str]:
@@ -22,6 +22,9 @@ def undeclared_model_tables(fs: LakeFileSystem, lake: Lake, models: CdcModels) -
         found += [
             entry.uri
             for entry in fs.list_dir(root)
-            if entry.is_dir and not entry.name.startswith((".", "_")) and entry.name not in models.models
+            if entry.is_dir
+            and not entry.name.startswith((".", "_"))
+            and retired_copy_of(entry.name) is None  # a swap's leftover, which the next swap removes
+            and entry.name not in models.models
         ]
     return sorted(found)

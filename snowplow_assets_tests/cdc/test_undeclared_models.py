@@ -12,7 +12,7 @@ def test_the_batches_and_views_of_undeclared_models_are_named_and_no_other(lake)
     folders = [
         Path(lake.cdc_batches("customers")), Path(lake.cdc_latest("customers")),
         Path(lake.cdc_batches("orders")), Path(lake.cdc_latest("orders")),
-        Path(lake.uri("cdc", "latest", ".staging")),
+        Path(lake.uri("cdc", "latest", ".staging")), Path(lake.uri("cdc", "latest", "customers.replaced-0123abcd")),
     ]  # fmt: skip
     assert undeclared_model_tables(LocalFileSystem(), lake, declared) == [], "no cdc folder yet"
     for folder in folders:
