@@ -104,7 +104,8 @@ class Settings(BaseSettings):
     event_manifest_ttl_days: int = Field(
         default=180,
         ge=1,
-        description="Days after a batch's etlTime, or its run folder's time when later, until its manifest entries expire.",
+        description="Days after a batch's etlTime, or its run folder's time when later, until its manifest "
+        "entries expire.",
     )
     cross_batch_synthetic: bool = Field(
         default=True,

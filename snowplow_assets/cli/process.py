@@ -66,7 +66,8 @@ def process_all(
     echo: Callable[[str], None] = click.echo,
 ) -> list[RunOutcome]:
     """Every step, in order, once the items the request names are checked (item_runs.checked_requests). Runs
-    that an earlier CLI process left in flight when it died are failed first (defs/manifests/cli_run_processes.py). Nothing is done in an instance that serves another lake
+    that an earlier CLI process left in flight when it died are failed first
+    (defs/manifests/cli_run_processes.py). Nothing is done in an instance that serves another lake
     (defs/manifests/instance_lake.py)."""
     claim_instance_for_lake(instance, settings.lake)
     fail_abandoned_runs(instance, echo)

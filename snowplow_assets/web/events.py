@@ -100,9 +100,10 @@ def run_folder_time(run: str) -> datetime | None:
 
 
 def marker_time(value: object, where: str) -> datetime | None:
-    """A marker's min or max (a shred report's `min_collector_tstamp`/`max_collector_tstamp`). The year 0 is valid in the lake (four digits, FORMATS.md §1) and the shredder
-    writes it (`0000-06-15T00:00:00.000Z`), but a Python datetime starts at the year 1: such an instant reads
-    as datetime.min, which is before every window as it is, since no window starts before the year 1."""
+    """A marker's min or max (a shred report's `min_collector_tstamp`/`max_collector_tstamp`). The year 0 is
+    valid in the lake (four digits, FORMATS.md §1) and the shredder writes it (`0000-06-15T00:00:00.000Z`), but
+    a Python datetime starts at the year 1: such an instant reads as datetime.min, which is before every window
+    as it is, since no window starts before the year 1."""
     if value is None:
         return None
     if not isinstance(value, str):

@@ -1,9 +1,9 @@
 """Whether the web models' incremental runs will read a newly shredded batch's events.
 
 An incremental run reads the events collected from its lower limit on, which trails the models' last_success by
-lookback_window_hours (run_limits.incremental_reach). A batch shredded after the models have moved further than that past some
-of its events (a folder recovered or re-sent late, a backfill of old folders once the models run) is never read
-for those events: only a full refresh takes them in (README, Incremental web models). Until 2026-11-28 nothing
+lookback_window_hours (run_limits.incremental_reach). A batch shredded after the models have moved further than
+that past some of its events (a folder recovered or re-sent late, a backfill of old folders once the models run)
+is never read for those events: only a full refresh takes them in (README, Incremental web models). Until 2026-11-28 nothing
 said so; the shred's check `events_within_web_models_reach` now warns about it when the batch is shredded,
 naming the full refresh. Events before start_date are left out of every build by design, and are not counted
 against the batch.

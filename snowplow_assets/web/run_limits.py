@@ -127,7 +127,7 @@ def incremental_reach(
     until the next standard run, which reads from the greatest less the lookback; a new model's backfill reads
     from start_date for that model only. None when no enabled model has a last_success: the first run reads
     from start_date."""
-    known = [as_utc(manifest[m]) for m in closed_upstream(enabled) if manifest.get(m) is not None]  # type: ignore[arg-type]
+    known = [as_utc(last) for m in closed_upstream(enabled) if (last := manifest.get(m)) is not None]
     if not known:
         return None
     start = datetime(variables.start_date.year, variables.start_date.month, variables.start_date.day, tzinfo=UTC)
