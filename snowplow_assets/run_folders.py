@@ -111,13 +111,12 @@ def still_being_written(fs: LakeFileSystem, folder: str, now: float, ready_after
 
 
 def registered_not_ready(
-    fs: LakeFileSystem, parent_uri: str, names: Iterable[str], ready_after_seconds: float
+    fs: LakeFileSystem, parent_uri: str, names: Iterable[str], now: float, ready_after_seconds: float
 ) -> dict[str, str]:
     """Of registered folders about to get a run (a Resolved item, one registered and never run), those not
     ready now, with why (still_being_written); one that cannot be listed is not ready either. An operator who
     resolves an item right after sending its files again would otherwise see its run refuse the folder and
-    leave the item Failed once more (until 2026-11-28)."""
-    now = fs.clock(parent_uri)
+    leave the item Failed once more (until 2026-11-28). `now` is by the storage's clock (LakeFileSystem.clock)."""
     waiting = {}
     for name in names:
         try:

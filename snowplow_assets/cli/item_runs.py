@@ -90,9 +90,8 @@ def process_items(
     requested = checked_requests(instance, settings, how, requested)
     known = set(instance.get_dynamic_partitions(kind.partitions_def))
     parent = how.parent(lake)
-    found = find_new_folders(
-        fs, parent, known, fs.clock(parent), settings.ready_after_seconds, limit=10**9, pattern=kind.pattern
-    )
+    now = fs.clock(parent)
+    found = find_new_folders(fs, parent, known, now, settings.ready_after_seconds, limit=10**9, pattern=kind.pattern)
     for name in found.waiting:
         echo(f"waiting: {how.noun} {name} is not ready yet")
     for name in found.ignored:
@@ -118,7 +117,7 @@ def process_items(
         items = manifest.items(kind, payloads=False)
         targets = sorted(name for name, item in items.items() if name in registered and item.may_start)
         earlier = [name for name in targets if name not in found.ready]  # the scan judged the others just now
-        not_ready = registered_not_ready(fs, parent, earlier, settings.ready_after_seconds)
+        not_ready = registered_not_ready(fs, parent, earlier, now, settings.ready_after_seconds)
         for name, why in not_ready.items():
             echo(f"waiting: {how.noun} {name} is not ready yet: {why}")
         targets = [name for name in targets if name not in not_ready]

@@ -110,11 +110,12 @@ def evaluate_folder_sensor(
     instance = context.instance
     full = cursor.ticks % settings.sensor_full_list_every == 0
     registered = set(instance.get_dynamic_partitions(kind.partitions_def))
+    now = fs.clock(parent_uri)
     scan = scan_folders(
         fs,
         parent_uri,
         registered,
-        now=fs.clock(parent_uri),
+        now=now,
         ready_after_seconds=settings.ready_after_seconds,
         limit=settings.sensor_chunk_size,
         pattern=kind.pattern,
@@ -123,7 +124,7 @@ def evaluate_folder_sensor(
     )
     new = startable_runs(instance, kind, scan.ready, discovered=dict.fromkeys(scan.ready, sensor_name))
     waiting = waiting_runs(instance, kind, limit=settings.sensor_chunk_size)
-    not_ready = registered_not_ready(fs, parent_uri, [run.name for run in waiting], settings.ready_after_seconds)
+    not_ready = registered_not_ready(fs, parent_uri, [run.name for run in waiting], now, settings.ready_after_seconds)
     waiting = [run for run in waiting if run.name not in not_ready]
     runs = list({run.name: run for run in [*new.startable, *waiting]}.values())
 
