@@ -50,11 +50,14 @@ def release_skipped_batch(
     counts = dict(report.counts)
     if journalled and (claimed := earlier_claims(spark, fs, lake, run)) is not None:
         written.append(claimed)
-    if output:
-        written.append(manifest_keys(shredded_event_keys(spark, fs, lake, [run]), claim_ids))
+    # The output's keys, read once: all of them stale without the marker, none with it (it loads them).
+    output_keys = manifest_keys(shredded_event_keys(spark, fs, lake, [run]), claim_ids) if output else None
+    if output_keys is not None and not complete:
+        written.append(output_keys)
     if written:
-        loaded = manifest_keys(shredded_event_keys(spark, fs, lake, [run] if complete else []), claim_ids)
-        stale = functools.reduce(DataFrame.unionByName, written).subtract(loaded)
+        stale = functools.reduce(DataFrame.unionByName, written)
+        if output_keys is not None and complete:
+            stale = stale.subtract(output_keys)
         forgotten = manifest.forget(report.batches[0], stale)
         counts.update(forgotten)
         if forgotten.get("stale_entries_not_removed"):  # the journal and the output name them to the next attempt
