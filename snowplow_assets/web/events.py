@@ -189,7 +189,11 @@ def read_events(
     """Every atomic event of the folders: `line`, `run`, `_fields` (field count), COLUMNS and, with
     `page_ids`, `page_view_id` from the web_page context.
 
-    An event with several web_page contexts takes the smallest id, so the choice does not depend on order.
+    A context belongs to the copy of the event whose collector_tstamp is its `rootTstamp`, as the loaders join
+    entities (root_id and root_tstamp): with synthetic deduplication off, a run folder keeps copies of an id
+    that differ in what else they carry, and until 2026-11-28 every copy took the smallest page view id of all
+    their contexts. An event with several web_page contexts, or copies that share their collector_tstamp too,
+    takes the smallest id, so the choice does not depend on order.
     """
     if not folders:
         schema = ", ".join(
@@ -213,13 +217,14 @@ def read_events(
         .selectExpr(
             f"regexp_extract(_metadata.file_path, '{_RUN_IN_PATH}', 1) AS run",
             "get_json_object(value, '$.hierarchy.rootId') AS event_id",
+            "try_cast(get_json_object(value, '$.hierarchy.rootTstamp') AS TIMESTAMP) AS collector_tstamp",
             "get_json_object(value, '$.data.id') AS page_view_id",
         )
-        .groupBy("run", "event_id")
+        .groupBy("run", "event_id", "collector_tstamp")
         .agg(F.min("page_view_id").alias("page_view_id"))
     )
     # By run folder too: another copy of the event in another folder has its own entities.
-    return atomic.join(page_ids, ["run", "event_id"], "left")
+    return atomic.join(page_ids, ["run", "event_id", "collector_tstamp"], "left")
 
 
 def in_window(events: DataFrame, lower: datetime, upper: datetime) -> DataFrame:

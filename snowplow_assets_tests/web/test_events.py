@@ -109,3 +109,22 @@ def test_window_events_are_read_with_page_view_ids_deduplicated_and_counted(spar
     assert valid[uid("e1")].run == "run=2026-03-02-06-00-00" and valid[uid("e1")].page_view_id == uid("p1")
     assert valid[uid("two-pages")].page_view_id == min(uid("pa"), uid("pb"))
     assert valid[uid("just-in-time")].page_view_id is None
+
+
+def test_each_copy_of_an_id_takes_the_page_view_id_of_its_own_context(spark, tmp_path):
+    # With synthetic deduplication off, a run folder keeps copies of an id that differ: the kept copy (collected
+    # first) must carry its own web_page id, not the smallest of every copy's.
+    lake, fs = Lake(str(tmp_path / "lake")), LocalFileSystem()
+    at = ts("2026-03-02 05:00:00")
+    smaller, larger = sorted(["page-a", "page-b"], key=uid)
+    copies = [
+        Event("shared", at, "s1", "u1", page_view=larger, extra={"event_fingerprint": "first"}),
+        Event("shared", at + timedelta(minutes=5), "s2", "u2", page_view=smaller, extra={"event_fingerprint": "later"}),
+    ]
+    write_shredded_run(lake, "run=2026-03-02-06-00-00", copies)
+    folders = select_run_folders(fs, lake, LOWER, UPPER).folders
+    rows = classify(read_events(spark, fs, folders), days_late_allowed=3).collect()
+    assert {(r.domain_sessionid, r.page_view_id, r.drop_reason) for r in rows} == {
+        (uid("s1"), uid(larger), None),
+        (uid("s2"), uid(smaller), "duplicate"),
+    }

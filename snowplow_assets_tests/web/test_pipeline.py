@@ -104,6 +104,16 @@ BATCHES = {
     "run=2026-03-06-08-00-00": [
         *page_view("bot/6", "bot", "u4", T0 + 4 * D),  # quarantined: never folded in
         *page_view("s8/home", "s8", "u5", T0 + 4 * D, pings=(10, 20)),
+        # a ping without device times (a webhook's): bucketed by its derived_tstamp
+        Event(
+            "s8/home/server-ping",
+            T0 + 4 * D + timedelta(seconds=30),
+            "s8",
+            "u5",
+            event="page_ping",
+            page_view="s8/home",
+            extra={"dvce_created_tstamp": "", "dvce_sent_tstamp": ""},
+        ),
     ],
     "run=2026-03-07-08-00-00": [
         *page_view("bot/7", "bot", "u4", T0 + 5 * D + 12 * H),
@@ -276,6 +286,7 @@ def test_late_events_and_duplicates_land_where_they_belong(spark, incremental):
     views = {row[0]: row for row in table_rows(spark, lake, PAGE_VIEWS)}
     assert views[uid("s3/home")][10] == 3  # two pings in the first batch, one late one
     assert views[uid("s1/home")][10] == 2  # the old tab's ping in s9 does not count here
+    assert views[uid("s8/home")][10:12] == (3, 10 * (3 - 1) + 5)  # three buckets: the server's ping counts
     assert uid("s7/untracked-page") not in {row[1] for row in views.values()}
     users = {row[0]: row for row in table_rows(spark, lake, USERS)}
     assert users[uid("u1")][3:6] == (uid("s1"), uid("s9"), 3)
