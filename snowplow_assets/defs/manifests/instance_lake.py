@@ -7,13 +7,26 @@ taken for registered and processed, and never shredded, without a word (until 20
 records the first lake that uses it, and every later use from another lake is refused, naming both and the
 remedy: every run and sensor that sets up the lake resource (defs/resources/lake.py), and the commands that
 register or act on items (`process`, `demo`, `manifest skip` and `resolve`).
+
+An instance used before 2026-11-28 has no lake recorded, but its history names one: the `path` each shred and
+CDC ingestion recorded. The first use after the upgrade is checked against that lake rather than recorded
+blindly, which took another lake's folders for the old one's once more.
 """
 
 from __future__ import annotations
 
+import re
+
 import dagster as dg
 
 LAKE_KEY = "snowplow_assets/lake"
+
+# The assets whose materialisations' `path` names a folder of the lake, and that folder below the lake's root
+# (defs/assets/shredded.py, defs/assets/cdc_history.py; keys spelt out, as those modules need this one).
+_PATHS_IN_HISTORY = (
+    (dg.AssetKey("atomic_events"), re.compile(r"^(?P<root>.+)/shredded/good/run=[^/]+/atomic-events$")),
+    (dg.AssetKey("cdc_history"), re.compile(r"^(?P<root>.+)/cdc/history/[^/]+$")),
+)
 
 
 class InstanceOfAnotherLake(RuntimeError):
@@ -24,11 +37,26 @@ def claim_instance_for_lake(instance: dg.DagsterInstance, lake_root: str) -> Non
     """Record `lake_root` as the instance's lake if it has none; InstanceOfAnotherLake if it has another."""
     recorded = instance.run_storage.get_cursor_values({LAKE_KEY}).get(LAKE_KEY)
     if recorded is None:
-        instance.run_storage.set_cursor_values({LAKE_KEY: lake_root})
-    elif recorded != lake_root:
+        recorded = lake_in_history(instance) or lake_root
+        if recorded == lake_root:
+            instance.run_storage.set_cursor_values({LAKE_KEY: lake_root})
+    if recorded != lake_root:
         which = f"the Dagster instance at {instance.root_directory}" if instance.is_persistent else "this instance"
         raise InstanceOfAnotherLake(
             f"{which} holds the processing manifest of the lake {recorded}, and "
             f"SNOWPLOW_LAKE is {lake_root}: give that lake an instance of its own (DAGSTER_HOME), or set "
             "SNOWPLOW_LAKE back"
         )
+
+
+def lake_in_history(instance: dg.DagsterInstance) -> str | None:
+    """The lake the instance's latest shred, else its latest CDC ingestion, wrote to, as its `path` names it;
+    None for an instance that has done neither."""
+    for key, folder in _PATHS_IN_HISTORY:
+        event = instance.get_latest_materialization_event(key)
+        materialization = event.asset_materialization if event else None
+        path = materialization.metadata.get("path") if materialization else None
+        found = folder.match(str(getattr(path, "value", path))) if path is not None else None
+        if found:
+            return found["root"]
+    return None
