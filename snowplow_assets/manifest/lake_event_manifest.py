@@ -28,7 +28,8 @@ another run's.
 
 **Expiry.** All entries of a batch share its ttl (`Batch.ttl`), so expiry is per batch: reads
 skip expired batches using the index alone, and compaction, at the start of every check-and-set, drops
-them from the index and deletes their folders.
+them from the index and deletes their folders. The index's ttl is read as at least what `Batch.ttl` gives
+now: a batch recorded before 2026-11-28 counted from its etlTime alone.
 
 **Orphans.** Compaction also deletes the entry folders no index names, but only those older than
 `ORPHAN_GRACE` (an hour). A folder the index does not name is either left by a crash between the move and
@@ -184,7 +185,9 @@ class LakeEventManifest(EventManifest):
                 validate_run_folder(run): BatchEntries(
                     folder=None if entry["folder"] is None else validate_event_manifest_folder(entry["folder"]),
                     etl_time=int(entry["etl_time"]),
-                    ttl=int(entry["ttl"]),
+                    # Never sooner than the rule gives: a batch recorded before 2026-11-28 counted its ttl from its
+                    # etlTime alone, and one replayed event enriched long ago left it expired as it was written.
+                    ttl=max(int(entry["ttl"]), Batch(run, int(entry["etl_time"])).ttl(self.ttl_days)),
                     recorded_at=str(entry["recorded_at"]),
                 )
                 for run, entry in data["batches"].items()
@@ -224,9 +227,13 @@ class LakeEventManifest(EventManifest):
             ) from error
 
     def lookup(self, keys: DataFrame) -> DataFrame:
-        entries = self._read_entries(keys.sparkSession, self.read_index().batches)
+        spark, index = keys.sparkSession, self.read_index()
+        entries = self._read_entries(spark, index.batches)
         matches = (keys["event_id"] == entries["event_id"]) & keys["fingerprint"].eqNullSafe(entries["fingerprint"])
-        return entries.join(keys, matches, "left_semi")
+        # An entry expires with its batch, as the index says (read_index), not by the ttl written beside it then.
+        ttls = spark.createDataFrame([(run, b.ttl) for run, b in index.batches.items()], "run STRING, _ttl BIGINT")
+        found = entries.join(keys, matches, "left_semi").join(F.broadcast(ttls), "run")
+        return found.withColumn("ttl", F.col("_ttl")).select(*ENTRY_SCHEMA.fieldNames())
 
     # Writing
 

@@ -1,5 +1,6 @@
 import json
 import os
+import shutil
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -8,9 +9,16 @@ from pathlib import Path
 import boto3
 import pytest
 from botocore.config import Config as BotoConfig
+from pyspark.sql import functions as F
 
 from snowplow_assets.lake import Lake
-from snowplow_assets.manifest.base import Batch, ConcurrentManifestWrite, EventManifestUnavailable
+from snowplow_assets.manifest.base import (
+    DEFAULT_TTL_DAYS,
+    SECONDS_PER_DAY,
+    Batch,
+    ConcurrentManifestWrite,
+    EventManifestUnavailable,
+)
 from snowplow_assets.manifest.lake_event_manifest import ORPHAN_GRACE, LakeEventManifest
 from snowplow_assets.storage import LakeFileSystem, LocalFileSystem, S3FileSystem
 from snowplow_assets_tests.conftest import write_plan
@@ -27,7 +35,10 @@ def write_index(lake: Lake, batches: dict[str, dict], version: int = 7) -> None:
 
 
 def batch(run: str, token: str, ttl: int) -> dict:
-    return {"folder": f"{run}.{token}", "etl_time": ttl - 100, "ttl": ttl, "recorded_at": "2026-03-01T00:00:00+00:00"}
+    """An index entry of `run` recorded to expire at `ttl`, counted from its etlTime (`Batch.ttl`; an entry is
+    read as live at least until its run folder's time plus the ttl)."""
+    etl_time = ttl - DEFAULT_TTL_DAYS * SECONDS_PER_DAY
+    return {"folder": f"{run}.{token}", "etl_time": etl_time, "ttl": ttl, "recorded_at": "2026-03-01T00:00:00+00:00"}
 
 
 @pytest.fixture
@@ -440,3 +451,37 @@ def test_a_lake_on_s3_retries_throttled_requests_and_reports_what_outlasts_the_r
         EventManifestUnavailable, match=r"cannot read the event manifest index .*SlowDown.*reached max retries"
     ):
         LakeEventManifest(S3FileSystem(client), lake, clock=MovableClock(NOW)).verify()
+
+
+def test_a_batch_recorded_under_the_etl_time_rule_is_live_for_its_run_folder_time(spark, manifest, tmp_path):
+    """Until 2026-11-28 a batch's ttl counted from its etlTime alone: one replayed event enriched long ago left a
+    new batch expired as it was written. After the upgrade, its index entry and the ttl written beside its keys
+    still said so, and copies of its events were loaded again."""
+    keys = "event_id STRING, fingerprint STRING"
+    year_ago = int(NOW.timestamp()) - 365 * 86400
+    recorded = Batch("run=2026-03-09-00-00-00", etl_time=year_ago)
+    manifest.check_and_set(spark.createDataFrame([("a", "fp")], keys), recorded, True, str(tmp_path / "w1"))
+    # As the old rule wrote it: the index's ttl and each entry's, 180 days after the replayed event's etlTime.
+    old_ttl = year_ago + 180 * 86400
+    document = json.loads(Path(manifest.lake.event_manifest_index).read_text())
+    document["batches"][recorded.run]["ttl"] = old_ttl
+    Path(manifest.lake.event_manifest_index).write_text(json.dumps(document))
+    folder = manifest.lake.event_manifest_entry_folder(document["batches"][recorded.run]["folder"])
+    entries = spark.read.parquet(manifest.fs.spark_read_path(folder))
+    rows, schema = entries.withColumn("ttl", F.lit(old_ttl).cast("bigint")).collect(), entries.schema
+    shutil.rmtree(folder)
+    spark.createDataFrame(rows, schema).write.parquet(manifest.fs.spark_path(folder))
+
+    later = Batch("run=2026-03-09-01-00-00", etl_time=int(NOW.timestamp()) - 3600)
+    check = manifest.check_and_set(
+        spark.createDataFrame([("a", "fp"), ("b", "fp")], keys), later, True, str(tmp_path / "w2")
+    )
+    assert sorted((r.event_id, r.kind, r.status) for r in check.findings.collect()) == [
+        ("a", "id", "held"),
+        ("a", "pair", "held"),
+    ]
+    expected_ttl = recorded.ttl(manifest.ttl_days)
+    assert expected_ttl > int(NOW.timestamp()) > old_ttl
+    assert manifest.read_index().batches[recorded.run].ttl == expected_ttl
+    found = manifest.lookup(spark.createDataFrame([("a", "fp")], keys)).where(f"run = '{recorded.run}'").collect()
+    assert [r.ttl for r in found] == [expected_ttl]
