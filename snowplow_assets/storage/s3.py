@@ -325,7 +325,13 @@ class S3FileSystem(LakeFileSystem):
         self.delete(source)
 
     def make_dirs(self, uri: str) -> None:
-        parse_s3_uri(uri)  # folders are implied by keys; only the URI is checked
+        """A folder marker, an empty object named `prefix/` (as S3's console and Hadoop's S3A make them): a
+        folder made for an output without rows (a batch without bad lines, a landing without deletes) then
+        exists, is moved and published like any other, and lists no file. Until 2026-11-28 nothing was made,
+        since keys imply their folders, and publishing such a folder found nothing to move and failed the run."""
+        location = parse_s3_uri(uri)
+        if location.key and not self.exists(uri):
+            self.client.put_object(Bucket=location.bucket, Key=location.folder_prefix, Body=b"")
 
     def spark_path(self, uri: str) -> str:
         return spark_s3_uri(uri, self.spark_scheme)

@@ -8,6 +8,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from snowplow_assets.cdc.batches import BatchManifest, list_batches
+from snowplow_assets.cdc.history import move_partition
 from snowplow_assets.lake import RUN_FOLDER, Lake
 from snowplow_assets.run_folders import empty_named_warning, find_new_folders, scan_folders
 from snowplow_assets.storage import (
@@ -191,6 +192,24 @@ def test_move_and_replace_tree(s3, bucket):
     assert [e.name for e in s3.list_dir(f"{base}/good")] == ["run=a"], "the retired copy is removed"
     with pytest.raises(FileNotFoundError):
         s3.move(f"{base}/nothing", f"{base}/elsewhere")
+
+
+def test_an_empty_folder_is_made_moved_and_published_as_on_a_disk(s3, bucket):
+    """An output without rows (a batch without bad lines, a landing without deletes) is an empty folder that
+    the run publishes: until 2026-11-28 making one on S3 did nothing, and its publish failed the run."""
+    base = f"s3://{bucket}/lake"
+    staged_bad, staged_deletes = f"{base}/.staging/x/bad", f"{base}/.staging/x/deletes"
+    s3.make_dirs(staged_bad)
+    move_partition(s3, f"{base}/.staging/x/write/output=deletes", staged_deletes)  # Spark wrote no such partition
+    assert s3.exists(staged_bad) and s3.list_files(staged_bad) == []
+    put(s3, f"{base}/bad/run=a/part-old", "a rerun's old bad rows")
+    s3.replace_tree(staged_bad, f"{base}/bad/run=a")
+    s3.replace_tree(staged_deletes, f"{base}/deletes/landing=x")
+    for published in (f"{base}/bad/run=a", f"{base}/deletes/landing=x"):
+        assert s3.exists(published) and s3.list_files(published) == []
+    assert [e.name for e in s3.list_dir(f"{base}/bad")] == ["run=a"]
+    assert s3.list_dir(f"{base}/bad/run=a") == []
+    assert not s3.exists(f"{base}/.staging/x")
 
 
 def test_a_swap_cut_short_leaves_a_hidden_old_copy_that_the_next_swap_removes(s3, bucket):
