@@ -17,7 +17,11 @@ import click
 
 from snowplow_assets.cli.event_manifest import configured_event_manifest
 from snowplow_assets.cli.instance import project_instance
-from snowplow_assets.defs.manifests.instance_lake import InstanceOfAnotherLake, claim_instance_for_lake
+from snowplow_assets.defs.manifests.instance_lake import (
+    InstanceOfAnotherLake,
+    claim_instance_for_lake,
+    record_moved_lake,
+)
 from snowplow_assets.defs.manifests.operator_actions import record_operator_action
 from snowplow_assets.defs.manifests.processing_manifest import (
     RUN_FOLDERS,
@@ -181,3 +185,20 @@ def skip(item: tuple[ItemKind, str], reason: str) -> None:
 def resolve(item: tuple[ItemKind, str], reason: str) -> None:
     """Clear a Failed (or Skipped) ITEM: the sensor and `process` pick it up again."""
     _act("resolve", item, reason)
+
+
+@manifest.command(name="lake-moved")
+@click.option("--from", "old_lake", required=True, help="Where the lake was: the lake the instance names.")
+def lake_moved(old_lake: str) -> None:
+    """Tell the instance its lake moved from --from to SNOWPLOW_LAKE, which holds it now: its processing
+    manifest and the web models' progress carry on there."""
+    settings = Settings()
+    old_root = Settings(lake=old_lake).lake  # normalised as SNOWPLOW_LAKE is
+    if not filesystem_for(settings.lake).exists(settings.lake):
+        raise click.ClickException(f"SNOWPLOW_LAKE {settings.lake} does not exist: move the lake there first")
+    with project_instance() as instance:
+        try:
+            record_moved_lake(instance, old_root, settings.lake)
+        except InstanceOfAnotherLake as error:
+            raise click.ClickException(str(error)) from None
+    click.echo(f"the instance now serves the lake {settings.lake} (moved from {old_root})")

@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from snowplow_assets.cli import main
 from snowplow_assets.defs.manifests.cli_run_processes import CLI_PROCESS_TAG
+from snowplow_assets.defs.manifests.instance_lake import InstanceOfAnotherLake, claim_instance_for_lake
 from snowplow_assets.lake import Lake
 from snowplow_assets_tests.cdc.builders import write_landing
 from snowplow_assets_tests.conftest import write_run_folder
@@ -158,3 +159,15 @@ def test_an_instance_serves_the_lake_that_first_used_it(tmp_path, dagster_home, 
     assert (
         "note: the lake " + str(tmp_path / "typo") + " does not exist" in CliRunner().invoke(main, ["process"]).output
     )
+
+    # The first lake moved to where the second is: said with `manifest lake-moved`, which checks where it was.
+    monkeypatch.setenv("SNOWPLOW_LAKE", second.root)
+    assert f"lake-moved --from {first.root}" in refused.output
+    wrong = CliRunner().invoke(main, ["manifest", "lake-moved", "--from", str(tmp_path / "elsewhere")])
+    assert wrong.exit_code == 1 and f"holds the processing manifest of the lake {first.root}, not" in wrong.output
+    moved = CliRunner().invoke(main, ["manifest", "lake-moved", "--from", first.root])
+    assert moved.exit_code == 0, moved.output
+    with dg.DagsterInstance.get() as instance:
+        claim_instance_for_lake(instance, second.root)
+        with pytest.raises(InstanceOfAnotherLake, match="lake-moved"):
+            claim_instance_for_lake(instance, first.root)

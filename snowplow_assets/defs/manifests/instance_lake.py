@@ -45,8 +45,19 @@ def claim_instance_for_lake(instance: dg.DagsterInstance, lake_root: str) -> Non
         raise InstanceOfAnotherLake(
             f"{which} holds the processing manifest of the lake {recorded}, and "
             f"SNOWPLOW_LAKE is {lake_root}: give that lake an instance of its own (DAGSTER_HOME), or set "
-            "SNOWPLOW_LAKE back"
+            f"SNOWPLOW_LAKE back; if the lake itself was moved there, say so with `snowplow-assets manifest "
+            f"lake-moved --from {recorded}`"
         )
+
+
+def record_moved_lake(instance: dg.DagsterInstance, old_root: str, new_root: str) -> None:
+    """Record `new_root` as the lake of an instance that serves `old_root`, the lake moved there (a bigger disk,
+    another bucket): its processing manifest and the web models' progress hold for the lake wherever it is.
+    InstanceOfAnotherLake if the instance serves another lake."""
+    served = instance.run_storage.get_cursor_values({LAKE_KEY}).get(LAKE_KEY) or lake_in_history(instance)
+    if served is not None and served != old_root:
+        raise InstanceOfAnotherLake(f"the instance holds the processing manifest of the lake {served}, not {old_root}")
+    instance.run_storage.set_cursor_values({LAKE_KEY: new_root})
 
 
 def lake_in_history(instance: dg.DagsterInstance) -> str | None:
