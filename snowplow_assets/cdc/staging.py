@@ -32,8 +32,14 @@ def ingestion_owner(landing: str) -> str:
 
 def new_staging(fs: LakeFileSystem, lake: Lake, owner: str) -> str:
     """A new staging folder of `owner`'s, once the folders of its earlier runs are removed."""
-    _remove_stagings(fs, lake, lambda name: name == owner)
+    remove_owner_stagings(fs, lake, owner)
     return lake.cdc_staging(owner, uuid.uuid4().hex[:16])
+
+
+def remove_owner_stagings(fs: LakeFileSystem, lake: Lake, owner: str) -> None:
+    """Remove the folders `owner`'s killed runs left: before its next run, or once it will have none (a skipped
+    landing, cli/manifest.py)."""
+    _remove_stagings(fs, lake, lambda name: name == owner)
 
 
 def new_side_by_side_staging(fs: LakeFileSystem, lake: Lake, owner: str, now: datetime | None = None) -> str:

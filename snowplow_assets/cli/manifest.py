@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from snowplow_assets.cdc.staging import ingestion_owner, remove_owner_stagings
 from snowplow_assets.cli.event_manifest import configured_event_manifest
 from snowplow_assets.cli.instance import project_instance
 from snowplow_assets.defs.manifests.instance_lake import (
@@ -30,6 +31,7 @@ from snowplow_assets.defs.manifests.processing_manifest import (
     parse_item,
     read_manifest,
 )
+from snowplow_assets.events.shred_batch import remove_abandoned_staging
 from snowplow_assets.lake import Lake
 from snowplow_assets.manifest.base import ConcurrentManifestWrite, EventManifestUnavailable
 from snowplow_assets.manifest.skipped_batch import release_skipped_batch
@@ -128,6 +130,13 @@ def _act(action: str, item: tuple[ItemKind, str], reason: str) -> None:
                 click.echo(f"{after.id} is now {after.state.value}{invalid}")
         except (ValueError, InstanceOfAnotherLake) as error:
             raise click.ClickException(str(error)) from None
+    if action == "skip":
+        # A killed run's staging is removed by the item's next run, and a skipped item has none: until
+        # 2026-11-28 a parsed copy of a skipped batch stayed under shredded/.staging/ for good.
+        if kind is RUN_FOLDERS:
+            remove_abandoned_staging(fs, lake, name)
+        else:
+            remove_owner_stagings(fs, lake, ingestion_owner(name))
     if releases:
         _release_skipped_batch(settings, fs, lake, name)
 

@@ -159,7 +159,7 @@ def shred_run_folder(
             options.event_manifest.verify()
     with phases.phase(PARSE):
         files = run_folder_files(fs, lake.enriched_run(run))
-        _remove_abandoned_staging(fs, lake, run)
+        remove_abandoned_staging(fs, lake, run)
     staging = lake.shred_staging(run, uuid.uuid4().hex[:16])
     try:
         with phases.phase(PARSE):
@@ -229,8 +229,9 @@ def shred_run_folder(
         fs.delete(staging)
 
 
-def _remove_abandoned_staging(fs: LakeFileSystem, lake: Lake, run: str) -> None:
-    """Staging folders of earlier attempts that crashed; one run per partition at a time makes this safe."""
+def remove_abandoned_staging(fs: LakeFileSystem, lake: Lake, run: str) -> None:
+    """Staging folders of earlier attempts that crashed; one run per partition at a time makes this safe. Also
+    when the folder is skipped (cli/manifest.py): no run of it follows to remove them."""
     for entry in fs.list_dir(lake.uri("shredded", ".staging")):
         if entry.name.startswith(f"{run}."):
             fs.delete(entry.uri)

@@ -8,6 +8,7 @@ import dagster as dg
 import pytest
 from click.testing import CliRunner
 
+from snowplow_assets.cdc.staging import ingestion_owner
 from snowplow_assets.cli import main
 from snowplow_assets.cli.process import process_enriched_runs
 from snowplow_assets.cli.process_request import ProcessRequest
@@ -18,6 +19,7 @@ from snowplow_assets.manifest.base import ConcurrentManifestWrite
 from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
 from snowplow_assets.processing import State
 from snowplow_assets.settings import Settings
+from snowplow_assets_tests.cdc.builders import write_landing
 from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.defs.manifest_runs import create_run, fail, succeed
 from snowplow_assets_tests.manifest.conftest import B2, ETL, X, Y, line
@@ -102,6 +104,25 @@ def test_operator_actions_from_the_command_line(history, lake):
     known = invoke("skip", "run=2026-03-05-09-00-00", "--reason", "bad batch")
     assert known.exit_code == 0 and "is now Skipped" in known.output, "a folder in the lake is registered and skipped"
     assert "Skipped" in invoke("--state", "Skipped").output
+
+
+def test_a_skip_removes_what_the_items_killed_runs_staged(history, lake):
+    """A killed run's staging is removed by the item's next run; a skipped item has none, and until 2026-11-28 a
+    parsed copy of a skipped batch stayed under shredded/.staging/ for good."""
+    landing = "landing=2026-03-05-09-00-00"
+    write_landing(lake, landing, ["{}"])
+    staged = {
+        "skipped run": lake.shred_staging(BROKEN, "0123456789abcdef"),
+        "another run": lake.shred_staging(DONE, "fedcba9876543210"),
+        "skipped landing": lake.cdc_staging(ingestion_owner(landing), "0123456789abcdef"),
+        "another landing": lake.cdc_staging(ingestion_owner(f"{landing}-2"), "0123456789abcdef"),
+    }
+    for folder in staged.values():
+        Path(folder).mkdir(parents=True)
+        (Path(folder) / "part-00000").write_text("staged")
+    assert invoke("skip", f"enriched/{BROKEN}", "--reason", "re-sent as another folder").exit_code == 0
+    assert invoke("skip", f"cdc/landing/{landing}", "--reason", "a test topic").exit_code == 0
+    assert {what for what, folder in staged.items() if Path(folder).exists()} == {"another run", "another landing"}
 
 
 def test_process_respects_locks_and_picks_up_resolved_folders(history, lake):
