@@ -6,6 +6,7 @@ see the same values. Relative paths are resolved against the directory the proce
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import date
 from pathlib import Path
@@ -40,6 +41,30 @@ _SPARK_MASTER = re.compile(
 class InvalidSettings(ValueError):
     """Settings the environment got wrong: a line per setting, named by its variable, so that a command and
     `dagster dev`'s load error say what to fix rather than which field of a pydantic model failed."""
+
+
+def _checked_lake(lake: str) -> str:
+    if _URI_LIKE.match(lake) and not _S3_LAKE.fullmatch(lake):
+        raise ValueError("the lake is a local folder or an s3://bucket/prefix URI")
+    return lake
+
+
+def lake_root(lake: str, resolve_links: bool = True) -> str:
+    """`lake` as SNOWPLOW_LAKE is read: an s3:// URI without empty segments, or an absolute folder, its symbolic
+    links resolved unless `resolve_links` is False (a spelling recorded before a move, say)."""
+    _checked_lake(lake)
+    if not lake.startswith("s3://"):
+        folder = Path(lake).expanduser()
+        return str(folder.resolve() if resolve_links else Path(os.path.abspath(folder)))
+    # `s3://bucket//lake` and `s3://bucket/lake/` are `s3://bucket/lake`: listings name keys without empty
+    # segments, and paths below a root that kept one were cut a character off, so that `_SUCCESS` and a
+    # writer's `_temporary/` read as data (until 2026-11-28). Hadoop's s3a drops them as well.
+    bucket, _, prefix = lake.removeprefix("s3://").partition("/")
+    segments = [segment for segment in prefix.split("/") if segment]
+    if {".", ".."} & set(segments):
+        # boto3 takes them as key characters and Hadoop resolves them away: two places for one lake.
+        raise ValueError(f"an s3:// lake's prefix has no '.' or '..' segments: {lake!r}")
+    return "/".join(["s3:/", bucket, *segments])
 
 
 class Settings(BaseSettings):
@@ -241,19 +266,7 @@ class Settings(BaseSettings):
     @field_validator("lake")
     @classmethod
     def _lake_is_a_folder_or_s3(cls, lake: str) -> str:
-        if _URI_LIKE.match(lake) and not _S3_LAKE.fullmatch(lake):
-            raise ValueError("the lake is a local folder or an s3://bucket/prefix URI")
-        if lake.startswith("s3://"):
-            # `s3://bucket//lake` and `s3://bucket/lake/` are `s3://bucket/lake`: listings name keys without empty
-            # segments, and paths below a root that kept one were cut a character off, so that `_SUCCESS` and a
-            # writer's `_temporary/` read as data (until 2026-11-28). Hadoop's s3a drops them as well.
-            bucket, _, prefix = lake.removeprefix("s3://").partition("/")
-            segments = [segment for segment in prefix.split("/") if segment]
-            if {".", ".."} & set(segments):
-                # boto3 takes them as key characters and Hadoop resolves them away: two places for one lake.
-                raise ValueError(f"an s3:// lake's prefix has no '.' or '..' segments: {lake!r}")
-            lake = "/".join(["s3:/", bucket, *segments])
-        return lake
+        return lake_root(lake) if lake.startswith("s3://") else _checked_lake(lake)
 
     @field_validator("spark_master")
     @classmethod
@@ -324,8 +337,7 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _absolute_lake(self) -> Settings:
-        if "://" not in self.lake:
-            self.lake = str(Path(self.lake).expanduser().resolve())
+        self.lake = lake_root(self.lake)
         return self
 
     @property

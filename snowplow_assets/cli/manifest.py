@@ -37,7 +37,7 @@ from snowplow_assets.manifest.base import ConcurrentManifestWrite, EventManifest
 from snowplow_assets.manifest.skipped_batch import release_skipped_batch
 from snowplow_assets.processing import Item, Record, State
 from snowplow_assets.processing.records import iso_time
-from snowplow_assets.settings import Settings
+from snowplow_assets.settings import Settings, lake_root
 from snowplow_assets.spark import lazy_spark_session
 from snowplow_assets.storage import LakeFileSystem, filesystem_for
 
@@ -202,12 +202,17 @@ def lake_moved(old_lake: str) -> None:
     """Tell the instance its lake moved from --from to SNOWPLOW_LAKE, which holds it now: its processing
     manifest and the web models' progress carry on there."""
     settings = Settings()
-    old_root = Settings(lake=old_lake).lake  # normalised as SNOWPLOW_LAKE is
+    try:
+        # As SNOWPLOW_LAKE is read, and as it was before the move: a link left in the lake's old place now
+        # resolves to the new one.
+        old_roots = {lake_root(old_lake), lake_root(old_lake, resolve_links=False)}
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--from") from None
     if not filesystem_for(settings.lake).exists(settings.lake):
         raise click.ClickException(f"SNOWPLOW_LAKE {settings.lake} does not exist: move the lake there first")
     with project_instance() as instance:
         try:
-            record_moved_lake(instance, old_root, settings.lake)
+            record_moved_lake(instance, old_roots, settings.lake)
         except InstanceOfAnotherLake as error:
             raise click.ClickException(str(error)) from None
-    click.echo(f"the instance now serves the lake {settings.lake} (moved from {old_root})")
+    click.echo(f"the instance now serves the lake {settings.lake} (moved from {old_lake})")

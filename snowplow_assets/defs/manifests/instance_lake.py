@@ -16,8 +16,11 @@ blindly, which took another lake's folders for the old one's once more.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 import dagster as dg
+
+from snowplow_assets.settings import lake_root
 
 LAKE_KEY = "snowplow_assets/lake"
 
@@ -50,13 +53,15 @@ def claim_instance_for_lake(instance: dg.DagsterInstance, lake_root: str) -> Non
         )
 
 
-def record_moved_lake(instance: dg.DagsterInstance, old_root: str, new_root: str) -> None:
-    """Record `new_root` as the lake of an instance that serves `old_root`, the lake moved there (a bigger disk,
-    another bucket): its processing manifest and the web models' progress hold for the lake wherever it is.
-    InstanceOfAnotherLake if the instance serves another lake."""
+def record_moved_lake(instance: dg.DagsterInstance, old_roots: Collection[str], new_root: str) -> None:
+    """Record `new_root` as the lake of an instance that serves the lake spelt one of `old_roots`, the lake moved
+    there (a bigger disk, another bucket): its processing manifest and the web models' progress hold for the
+    lake wherever it is. InstanceOfAnotherLake if the instance serves another lake."""
     served = instance.run_storage.get_cursor_values({LAKE_KEY}).get(LAKE_KEY) or lake_in_history(instance)
-    if served is not None and served != old_root:
-        raise InstanceOfAnotherLake(f"the instance holds the processing manifest of the lake {served}, not {old_root}")
+    if served is not None and served not in old_roots:
+        raise InstanceOfAnotherLake(
+            f"the instance holds the processing manifest of the lake {served}, not {' or '.join(sorted(old_roots))}"
+        )
     instance.run_storage.set_cursor_values({LAKE_KEY: new_root})
 
 
@@ -69,5 +74,7 @@ def lake_in_history(instance: dg.DagsterInstance) -> str | None:
         path = materialization.metadata.get("path") if materialization else None
         found = folder.match(str(getattr(path, "value", path))) if path is not None else None
         if found:
-            return found["root"]
+            # As SNOWPLOW_LAKE is read now (an s3:// root kept its empty segments before 2026-11-28), but with
+            # its links as they were: a folder moved since, a link left in its place, is another lake.
+            return lake_root(found["root"], resolve_links=False)
     return None
