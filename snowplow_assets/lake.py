@@ -25,6 +25,18 @@ def validate_run_folder(name: str) -> str:
     return name
 
 
+def run_folder_time(run: str) -> datetime | None:
+    """When a run folder was cut, from its name; None for a name that is no instant, such as `run=2026-02-30-…`
+    or one in the year 0: RUN_FOLDER takes those, so such a folder is registered and shredded, and every rule
+    that reads a time from a name has to do without one."""
+    try:
+        return datetime.strptime(validate_run_folder(run), "run=%Y-%m-%d-%H-%M-%S").replace(tzinfo=timezone.utc)
+    except ValueError:
+        if not RUN_FOLDER.fullmatch(run):
+            raise
+        return None
+
+
 # An entry folder is `run=….<created>.<16 hex>`, `<created>` the UTC second it was made (CREATED_FORMAT), by
 # which compaction tells a folder still being published from an orphan (manifest/lake_event_manifest.py).
 # Folders made before 2026-11-27 are `run=….<16 hex>`, without it, and are still valid.

@@ -36,7 +36,6 @@ This package never imports dagster: defs/ wires it.
 from __future__ import annotations
 
 import abc
-import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -45,7 +44,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
-from snowplow_assets.lake import validate_run_folder
+from snowplow_assets.lake import run_folder_time, validate_run_folder
 from snowplow_assets.storage import LakeFileSystem
 
 DEFAULT_TTL_DAYS = 180
@@ -102,17 +101,10 @@ class Batch:
         enriched in January made every entry of a November batch expire as it was written: cross-batch
         deduplication did nothing for the whole batch, and its check passed (until 2026-11-28). etlTime itself
         stays as Snowplow defines it; a batch whose folder is as old (an archive reprocessed) still expires
-        at once."""
-        start = max(self.etl_time, int(run_folder_time(self.run).timestamp()))
+        at once. A folder name that is no instant (`run=2026-02-30-…`) counts from etlTime alone."""
+        folder_time = run_folder_time(self.run)
+        start = self.etl_time if folder_time is None else max(self.etl_time, int(folder_time.timestamp()))
         return start + ttl_days * SECONDS_PER_DAY
-
-
-_RUN_TIME = re.compile(r"^run=(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})$")
-
-
-def run_folder_time(run: str) -> datetime:
-    parts = [int(p) for p in _RUN_TIME.fullmatch(validate_run_folder(run)).groups()]  # type: ignore[union-attr]
-    return datetime(*parts, tzinfo=timezone.utc)
 
 
 def batch_etl_time(earliest_etl_time: int | None, run: str) -> int:
@@ -123,7 +115,8 @@ def batch_etl_time(earliest_etl_time: int | None, run: str) -> int:
     """
     if earliest_etl_time is not None:
         return int(earliest_etl_time)
-    return int(run_folder_time(run).timestamp())
+    folder_time = run_folder_time(run)
+    return 0 if folder_time is None else int(folder_time.timestamp())  # no time at all: its entries expire at once
 
 
 @dataclass
@@ -255,7 +248,10 @@ def manifest_keys(events: DataFrame, claim_ids: bool) -> DataFrame:
 
 def entry_ttl(ttl_days: int, run: str = "run", etl_time: str = "etl_time") -> Column:
     """`Batch.ttl` of the columns `run` and `etl_time`, in Spark: the later of the two times, plus the TTL."""
-    folder_time = F.unix_seconds(F.to_timestamp(F.substring(run, len("run=") + 1, 19), "yyyy-MM-dd-HH-mm-ss"))
+    # try_: a folder name that is no instant (`run=2026-02-30-…`) counts from etlTime alone, as in Batch.ttl.
+    folder_time = F.unix_seconds(
+        F.try_to_timestamp(F.substring(run, len("run=") + 1, 19), F.lit("yyyy-MM-dd-HH-mm-ss"))
+    )
     return F.greatest(F.col(etl_time), folder_time) + F.lit(ttl_days * SECONDS_PER_DAY)
 
 

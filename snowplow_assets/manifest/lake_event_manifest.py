@@ -73,6 +73,7 @@ from snowplow_assets.lake import (
     event_manifest_folder_created,
     event_manifest_folder_name,
     join_uri,
+    run_folder_time,
     validate_event_manifest_folder,
     validate_run_folder,
 )
@@ -91,7 +92,6 @@ from snowplow_assets.manifest.base import (
     EventManifest,
     EventManifestUnavailable,
     ManifestCheck,
-    run_folder_time,
     status_counts,
     utc_now,
 )
@@ -156,12 +156,14 @@ class LakeEventManifest(EventManifest):
             ) from error
         lost = sorted(run for folder, run in needed.items() if folder not in present)
         if lost:
+            # A name that is no instant (`run=2026-02-30-…`) is populated from any day (populate.py).
+            since = min((cut.date() for run in lost if (cut := run_folder_time(run))), default="1970-01-01")
             raise EventManifestUnavailable(
                 f"the event manifest {self.describe()} has lost the entries of {len(lost)} batch(es), "
                 f"{', '.join(lost[:3])}{', …' if len(lost) > 3 else ''}: their folders under entries/ are gone, "
                 "and copies of their events would be loaded again. Restore the folders, or rebuild the entries "
                 "from the shredded output with "
-                f"`snowplow-assets event-manifest populate --since {run_folder_time(lost[0]).date()}`"
+                f"`snowplow-assets event-manifest populate --since {since}`"
             )
 
     # The index

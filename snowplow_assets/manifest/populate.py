@@ -34,8 +34,8 @@ from pyspark.sql import functions as F
 from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS
 from snowplow_assets.events.output_folders import ATOMIC_EVENTS, SHREDDED_TYPES
 from snowplow_assets.events.shred import DUPLICATE_SCHEMA
-from snowplow_assets.lake import RUN_FOLDER, Lake
-from snowplow_assets.manifest.base import Batch, EventManifest, batch_etl_time, run_folder_time
+from snowplow_assets.lake import RUN_FOLDER, Lake, run_folder_time
+from snowplow_assets.manifest.base import Batch, EventManifest, batch_etl_time
 from snowplow_assets.storage import LakeFileSystem
 
 _COLUMN = {f.name: i for i, f in enumerate(ATOMIC_FIELDS)}
@@ -57,13 +57,14 @@ class PopulateReport:
 
 
 def shredded_runs_since(fs: LakeFileSystem, lake: Lake, since: date) -> list[str]:
-    """Run folders with complete shredded output whose name's date is `since` or later, oldest first."""
+    """Run folders with complete shredded output whose name's date is `since` or later, oldest first. A name
+    that is no instant (`run=2026-02-30-…`) has no date to compare, and is always taken."""
     return [
         entry.name
         for entry in fs.list_dir(lake.uri("shredded", "good"))
         if entry.is_dir
         and RUN_FOLDER.fullmatch(entry.name)
-        and run_folder_time(entry.name).date() >= since
+        and ((cut := run_folder_time(entry.name)) is None or cut.date() >= since)
         and fs.exists(lake.shredding_complete(entry.name))
     ]
 

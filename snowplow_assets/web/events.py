@@ -38,7 +38,7 @@ from pyspark.sql import functions as F
 from snowplow_assets.events.enriched_schema import ATOMIC_FIELDS, FieldType
 from snowplow_assets.events.output_folders import ATOMIC_EVENTS, SHREDDED_TYPES
 from snowplow_assets.events.sql import case, identifier
-from snowplow_assets.lake import RUN_FOLDER, Lake
+from snowplow_assets.lake import RUN_FOLDER, Lake, run_folder_time
 from snowplow_assets.storage import LakeFileSystem
 from snowplow_assets.web.run_limits import as_utc
 
@@ -87,16 +87,6 @@ class FolderSelection:
     @property
     def runs(self) -> list[str]:
         return [f.run for f in self.folders]
-
-
-def run_folder_time(run: str) -> datetime | None:
-    """When a run folder was cut, from its name; None for a name that is no instant, such as `run=2026-02-30-…`
-    or one in the year 0: lake.RUN_FOLDER takes those, so such a folder is registered and shredded, but only
-    its completion marker can then tell which windows it holds events of."""
-    try:
-        return datetime.strptime(run, "run=%Y-%m-%d-%H-%M-%S").replace(tzinfo=UTC)
-    except ValueError:
-        return None
 
 
 def marker_time(value: object, where: str) -> datetime | None:

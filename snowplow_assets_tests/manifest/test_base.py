@@ -326,3 +326,23 @@ def test_a_missing_manifest_stops_the_batch_before_any_work_and_the_named_remedy
     else:
         create_table(manifest.config)
     manifest.verify()
+
+
+def test_a_run_folder_named_with_no_instant_counts_its_ttl_from_its_etl_time(spark, lake, fs):
+    """RUN_FOLDER takes `run=2026-02-30-…`, and such a folder is registered and shredded. Once the ttl also counted
+    from the folder's time (2026-11-28), its shred failed, and its index entry, recorded before, made the whole
+    lake event manifest unreadable."""
+    manifest = LakeEventManifest(fs, lake, clock=MovableClock(NOW))
+    odd = "run=2026-02-30-10-00-00"
+    write_run_folder(lake, odd, [line(X, "fpX", ETL[B2])])
+    first = shred_run_folder(spark, fs, lake, odd, ShredOptions(event_manifest=manifest)).event_manifest
+    assert first.ttl == first.batch.etl_time + DEFAULT_TTL_DAYS * SECONDS_PER_DAY
+    assert manifest.read_index().batches[odd].ttl == first.ttl
+
+    write_run_folder(lake, B3, [line(X, "fpX", ETL[B3])])
+    later = shred_run_folder(spark, fs, lake, B3, ShredOptions(event_manifest=manifest))
+    assert {a: n for a, n in later.duplicates.items() if n} == {CROSS_BATCH_DUPLICATE: 1}
+    # A populate from any day takes the folder: it has no date to compare.
+    populate_event_manifest(lambda: spark, fs, lake, manifest, date(2026, 3, 5), claim_ids=True)
+    found = manifest.lookup(spark.createDataFrame([(X, "fpX")], "event_id string, fingerprint string")).collect()
+    assert [(row.run, row.ttl) for row in found] == [(odd, first.ttl)]

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from snowplow_assets.lake import Lake
-from snowplow_assets.manifest.base import HELD, ID_CLAIM, PAIR, Batch, EventManifest, run_folder_time
+from snowplow_assets.lake import Lake, run_folder_time
+from snowplow_assets.manifest.base import HELD, ID_CLAIM, PAIR, Batch, EventManifest
 from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbEventManifest
 from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
 from snowplow_assets.manifest.populate import populate_event_manifest, shredded_runs_since
