@@ -36,18 +36,18 @@ class InstanceOfAnotherLake(RuntimeError):
     """SNOWPLOW_LAKE names another lake than the one whose manifest this Dagster instance holds."""
 
 
-def claim_instance_for_lake(instance: dg.DagsterInstance, lake_root: str) -> None:
-    """Record `lake_root` as the instance's lake if it has none; InstanceOfAnotherLake if it has another."""
+def claim_instance_for_lake(instance: dg.DagsterInstance, root: str) -> None:
+    """Record `root` as the instance's lake if it has none; InstanceOfAnotherLake if it has another."""
     recorded = instance.run_storage.get_cursor_values({LAKE_KEY}).get(LAKE_KEY)
     if recorded is None:
-        recorded = lake_in_history(instance) or lake_root
-        if recorded == lake_root:
-            instance.run_storage.set_cursor_values({LAKE_KEY: lake_root})
-    if recorded != lake_root:
+        recorded = lake_in_history(instance) or root
+        if recorded == root:
+            instance.run_storage.set_cursor_values({LAKE_KEY: root})
+    if recorded != root:
         which = f"the Dagster instance at {instance.root_directory}" if instance.is_persistent else "this instance"
         raise InstanceOfAnotherLake(
             f"{which} holds the processing manifest of the lake {recorded}, and "
-            f"SNOWPLOW_LAKE is {lake_root}: give that lake an instance of its own (DAGSTER_HOME), or set "
+            f"SNOWPLOW_LAKE is {root}: give that lake an instance of its own (DAGSTER_HOME), or set "
             f"SNOWPLOW_LAKE back; if the lake itself was moved there, say so with `snowplow-assets manifest "
             f"lake-moved --from {recorded}`"
         )
@@ -76,5 +76,8 @@ def lake_in_history(instance: dg.DagsterInstance) -> str | None:
         if found:
             # As SNOWPLOW_LAKE is read now (an s3:// root kept its empty segments before 2026-11-28), but with
             # its links as they were: a folder moved since, a link left in its place, is another lake.
-            return lake_root(found["root"], resolve_links=False)
+            try:
+                return lake_root(found["root"], resolve_links=False)
+            except ValueError:  # no lake SNOWPLOW_LAKE could name now: nothing to hold another lake to
+                return None
     return None
