@@ -8,12 +8,15 @@ parts is in no listing of objects, and the one it will be dates from the upload'
 
 S3 has no rename: `move` copies every object and then deletes the originals, so it is not atomic, and
 `replace_tree` on S3 leaves a moment in which the target is incomplete. Readers rely on markers instead:
-`shredding_complete.json`, written last, as the Snowplow loaders do, and the markers at the root of the
-trees that are moved into place (a CDC batch's `_batch.json`, the latest view's `_latest.json`). So `move`
-copies a folder's markers after everything else in it (`publishing_order`), and `delete` removes them
-first, in a request of their own: a copy or a removal that stops part-way leaves a tree without its
-marker, never a marked tree with files missing. A key DeleteObjects could not remove is an error, not a
-leftover: it answers HTTP 200 with the keys it failed in `Errors`.
+`shredding_complete.json`, written last, as the Snowplow loaders do, and the markers at the root of the trees
+that are moved into place (a CDC batch's `_batch.json`, the latest view's `_latest.json`). So `move` copies a
+folder's markers after everything else in it (`publishing_order`), and `delete` removes them first, in a
+request of their own: a copy or a removal that stops part-way leaves a tree without its marker, never a marked
+tree with files missing. A key DeleteObjects could not remove is an error, not a leftover: it answers HTTP 200
+with the keys it failed in `Errors`. An object above 8 MB (the managed copy's threshold) is copied in parts by
+boto3's managed copy: a single `CopyObject` is refused above 5 GB, and one task's part file of a large
+unsplittable input (a gzipped file of a few GB) can pass that. Until 2026-11-28 every object was one
+`CopyObject`, and such a run could never publish.
 
 **Conditional writes.** `write_text_if_unchanged` is S3's own: a PUT with `If-Match: <ETag read>` replaces
 the object only if it is still that version, and with `If-None-Match: *` creates it only if there is none.
@@ -45,6 +48,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, BinaryIO
+
+from boto3.s3.transfer import TransferConfig
 
 from snowplow_assets.storage.base import (
     FileChangedSinceRead,
@@ -124,11 +129,12 @@ def spark_s3_config(scheme: str, endpoint_url: str | None, region: str | None) -
 
 
 class S3FileSystem(LakeFileSystem):
-    def __init__(self, client: Any, spark_scheme: str = "s3a") -> None:
+    def __init__(self, client: Any, spark_scheme: str = "s3a", copy_config: TransferConfig | None = None) -> None:
         if spark_scheme not in SPARK_SCHEMES:
             raise ValueError(f"unknown Spark S3 scheme {spark_scheme!r}; expected one of {', '.join(SPARK_SCHEMES)}")
         self.client = client
         self.spark_scheme = spark_scheme
+        self.copy_config = copy_config or TransferConfig()
 
     def _pages(self, bucket: str, **kwargs: Any) -> Iterator[dict[str, Any]]:
         yield from self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, **kwargs)
@@ -308,21 +314,31 @@ class S3FileSystem(LakeFileSystem):
             raise FileExistsError(target)
         src, dst = parse_s3_uri(source), parse_s3_uri(target)
         if self._object_exists(src):
-            moves = [(src.key, dst.key)]
+            moves = [(src.key, dst.key, None)]
         else:
-            below = [
-                obj["Key"][len(src.folder_prefix) :]
+            below = {
+                obj["Key"][len(src.folder_prefix) :]: obj["Size"]
                 for page in self._pages(src.bucket, Prefix=src.folder_prefix)
                 for obj in page.get("Contents", [])
-            ]
+            }
             if not below:
                 raise FileNotFoundError(source)
             moves = [
-                (src.folder_prefix + path, dst.folder_prefix + path) for path in sorted(below, key=publishing_order)
+                (src.folder_prefix + path, dst.folder_prefix + path, below[path])
+                for path in sorted(below, key=publishing_order)
             ]
-        for old, new in moves:
-            self.client.copy_object(Bucket=dst.bucket, Key=new, CopySource={"Bucket": src.bucket, "Key": old})
+        for old, new, size in moves:
+            self._copy(src.bucket, old, dst.bucket, new, size)
         self.delete(source)
+
+    def _copy(self, source_bucket: str, source_key: str, bucket: str, key: str, size: int | None) -> None:
+        """One `CopyObject` for an object the listing says is small, the usual part file; otherwise boto3's
+        managed copy, which asks the size itself and copies in parts above the threshold."""
+        source = {"Bucket": source_bucket, "Key": source_key}
+        if size is not None and size < self.copy_config.multipart_threshold:
+            self.client.copy_object(Bucket=bucket, Key=key, CopySource=source)
+        else:
+            self.client.copy(source, bucket, key, Config=self.copy_config)
 
     def make_dirs(self, uri: str) -> None:
         """A folder marker, an empty object named `prefix/` (as S3's console and Hadoop's S3A make them): a

@@ -1,10 +1,12 @@
 import json
+import os
 import re
 import time
 import uuid
 
 import boto3
 import pytest
+from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import ClientError
 
 from snowplow_assets.cdc.batches import BatchManifest, list_batches
@@ -210,6 +212,33 @@ def test_an_empty_folder_is_made_moved_and_published_as_on_a_disk(s3, bucket):
     assert [e.name for e in s3.list_dir(f"{base}/bad")] == ["run=a"]
     assert s3.list_dir(f"{base}/bad/run=a") == []
     assert not s3.exists(f"{base}/.staging/x")
+
+
+def test_an_object_above_the_copy_threshold_is_moved_in_parts(moto_server, bucket):
+    """A single CopyObject is refused above 5 GB, which one task's part file of a large gzipped input can
+    pass: until 2026-11-28 such a run could never publish. Here the threshold is lowered to S3's smallest part."""
+    mib = 1024 * 1024
+    fs = S3FileSystem(
+        boto3.client("s3", endpoint_url=moto_server, region_name="us-east-1"),
+        copy_config=TransferConfig(multipart_threshold=5 * mib, multipart_chunksize=5 * mib),
+    )
+    calls = []
+    fs.client.meta.events.register("before-call.s3", lambda model, **_: calls.append(model.name))
+    body = os.urandom(11 * mib)
+    base = f"s3://{bucket}/lake"
+    fs.client.put_object(Bucket=bucket, Key="lake/.staging/r/part-00000.txt", Body=body)
+    put(fs, f"{base}/.staging/r/part-00001.txt", "small")
+    calls.clear()
+    fs.move(f"{base}/.staging/r", f"{base}/good/run=a")
+    moved = fs.client.get_object(Bucket=bucket, Key="lake/good/run=a/part-00000.txt")
+    assert moved["ETag"].strip('"').endswith("-3"), "copied in three parts, not by one CopyObject"
+    assert moved["Body"].read() == body
+    assert fs.read_text(f"{base}/good/run=a/part-00001.txt") == "small"
+    assert not fs.exists(f"{base}/.staging/r")
+    assert calls.count("UploadPartCopy") == 3 and calls.count("CopyObject") == 1, "the small file in one request"
+
+    fs.move(f"{base}/good/run=a/part-00000.txt", f"{base}/good/run=b.txt")
+    assert fs.client.get_object(Bucket=bucket, Key="lake/good/run=b.txt")["Body"].read() == body
 
 
 def test_a_swap_cut_short_leaves_a_hidden_old_copy_that_the_next_swap_removes(s3, bucket):
