@@ -46,7 +46,7 @@ Bad-row reasons: `invalid_json`, `invalid_envelope`, `invalid_timestamp` (landin
 (no model declares it), `invalid_value` (a string value that is not exactly one JSON value (landing.py), not a
 JSON object, a row that is not an object or that holds a number beyond a double's range, a null value where the
 contract has none), `unknown_change_type` and `no_id` (no usable key: missing, empty, null, an
-object or an array).
+object, an array, or a number that only a double from 2^53 up holds, `_scalar`).
 """
 
 from __future__ import annotations
@@ -81,6 +81,11 @@ def _path(field: str) -> str:
     return literal(f"$['{field}']")
 
 
+# 2^53: from here on, a double cannot hold every whole number.
+DOUBLE_EXACT_LIMIT = 9_007_199_254_740_992
+DOUBLE_BEYOND_EXACT = "a number from 2^53 up written with an exponent or in more than 38 digits"
+
+
 def _scalar(variant: str) -> str:
     """The text of a scalar JSON value; NULL for a missing, null, empty, object or array value.
 
@@ -88,13 +93,19 @@ def _scalar(variant: str) -> str:
     text is `10`, but a number with an exponent as a double, whose text would be `10.0` for `1e1` and
     `1.0E20` for `1e20`; so a whole double is written as the integer it is. (Until 2026-11-28, `1e1` and
     `10` were two keys.) A fraction in exponent form beyond Java's plain range (`1.5e-5`) keeps Java's text.
+
+    A double from 2^53 up is no usable key: it holds every whole number near it that is written so, with an
+    exponent or in more than 38 digits (which Spark also reads as a double), and not the digits written. Until
+    2026-11-28 two 39-digit ids were one key, `1.0E39`, and `12345678901234567890e0` was not the key
+    `12345678901234567890` (its delete missed it).
     """
     number = f"try_variant_get({variant}, '$', 'double')"
-    whole_double = f"schema_of_variant({variant}) = 'DOUBLE' AND {number} % 1 = 0 AND abs({number}) < 1e38"
+    is_double = f"schema_of_variant({variant}) = 'DOUBLE'"
     return (
         f"CASE WHEN {variant} IS NULL OR is_variant_null({variant}) "
-        f"OR substr(schema_of_variant({variant}), 1, 6) IN ('OBJECT', 'ARRAY<') THEN NULL "
-        f"WHEN {whole_double} THEN CAST(CAST({number} AS DECIMAL(38, 0)) AS STRING) "
+        f"OR substr(schema_of_variant({variant}), 1, 6) IN ('OBJECT', 'ARRAY<') "
+        f"OR ({is_double} AND abs({number}) >= {DOUBLE_EXACT_LIMIT}) THEN NULL "
+        f"WHEN {is_double} AND {number} % 1 = 0 THEN CAST(CAST({number} AS DECIMAL(38, 0)) AS STRING) "
         f"ELSE nullif(variant_get({variant}, '$', 'string'), '') END"
     )
 
@@ -163,7 +174,7 @@ def _no_id_message(models: CdcModels) -> str:
         else:
             deleted = "its value" if len(fields) == 1 else f"an object naming {named}"
             where = f"{named} of data, or deletedID ({deleted}) for a delete"
-        message = f"no usable id (missing, null, empty, an object or an array) in {where}"
+        message = f"no usable id (missing, null, empty, an object, an array or {DOUBLE_BEYOND_EXACT}) in {where}"
         branches.append((_of_topics(topics), literal(message)))
     return case(*branches) if branches else literal("no usable id")
 

@@ -16,6 +16,9 @@ Normalisation, decided here once:
   not a JSON object at all. The line is read once, inside a wrapper; only a line with a `]`, the one
   character that can end that wrapper early, is also read through inside the other (strict_json.py). A bad
   line only is read again, to say what is wrong with it.
+- A line ends at `\\n` (`read_lines`), is UTF-8 and escapes no half of a surrogate pair: Spark's strings hold
+  U+FFFD for a byte that is not UTF-8 and `?` for half a pair, so keys that differ only there would be one.
+  Each is an `invalid_json` bad row (a string `__value` escaping half a pair, `invalid_value`).
 - `__timestamp`: a string of digits or an integer is epoch milliseconds; anything else must be an ISO-8601
   timestamp (`2026-03-01T10:00:00.123Z`, with an offset, or without one, meaning UTC), in the years 1 to 9999.
   Kafka timestamps are milliseconds, so ISO timestamps are truncated to the millisecond.
@@ -85,10 +88,15 @@ def landing_files(fs: LakeFileSystem, folder: str) -> list[FileEntry]:
 
 def read_lines(spark: SparkSession, fs: LakeFileSystem, files: list[FileEntry]) -> DataFrame:
     """`__file, __line` for every line of exactly these files (`spark_text_file_paths`), gzip decoded by the
-    `.gz` suffix."""
+    `.gz` suffix.
+
+    Lines end at `\\n` alone, as JSON lines do: a `\\r` is JSON white space, which a line may hold between its
+    tokens, and the `\\r` of a `\\r\\n` ending is white space after the object. Hadoop's own reading also ends a
+    line at a lone `\\r`, which until 2026-11-28 cut such a record into two bad rows, neither of them the record.
+    """
     if not files:
         return spark.createDataFrame([], "__file STRING, __line STRING")
-    lines = spark.read.text(fs.spark_text_file_paths([f.uri for f in files]))
+    lines = spark.read.option("lineSep", "\n").text(fs.spark_text_file_paths([f.uri for f in files]))
     return lines.select(F.col("_metadata.file_name").alias("__file"), F.col("value").alias("__line"))
 
 
@@ -178,6 +186,21 @@ def _bad(reason: str, message: str) -> str:
     return f"named_struct('reason', '{reason}', 'message', {message})"
 
 
+NOT_UTF8 = "the line is not UTF-8 (JSON text is), so its text cannot be known; its bad bytes read as U+FFFD here"
+_HIGH, _LOW = r"\\u[dD][89abAB][0-9a-fA-F]{2}", r"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+# An escape is one after an even run of backslashes (`\\` is an escaped backslash, not the start of one).
+_UNPAIRED_SURROGATE = rf"(?<!\\)(?:\\\\)*(?:{_HIGH}(?!{_LOW})|(?<!{_HIGH}){_LOW})"
+UNPAIRED_SURROGATE = "holds a \\uD800-\\uDFFF escape without its pair, which is no character"
+
+
+def holds_unpaired_surrogate(text: str) -> str:
+    """Whether JSON `text` escapes half a surrogate pair: read, it is `?` in Spark's strings, so `"a\\ud83d"`,
+    `"a\\ud83c"` and `"a?"` were one key until 2026-11-28 (a string cut inside an emoji writes one)."""
+    return (
+        f"((contains({text}, '\\\\ud') OR contains({text}, '\\\\uD')) AND {text} RLIKE {literal(_UNPAIRED_SURROGATE)})"
+    )
+
+
 def parse_envelopes(lines: DataFrame) -> DataFrame:
     """ENVELOPE_COLUMNS for every non-blank line; `__envelope_error` is a (reason, message) struct or NULL."""
     envelope = lines.where(f"NOT ({is_blank()})").selectExpr(
@@ -228,6 +251,9 @@ def parse_envelopes(lines: DataFrame) -> DataFrame:
     )
     error = (
         "CASE "
+        f"WHEN NOT is_valid_utf8(__line) THEN {_bad('invalid_json', literal(NOT_UTF8))} "
+        f"WHEN {holds_unpaired_surrogate('__line')} THEN "
+        f"{_bad('invalid_json', literal('the line ' + UNPAIRED_SURROGATE))} "
         f"WHEN NOT __one_json_object THEN {_bad('invalid_json', _LINE_PROBLEM)} "
         f"WHEN {beyond_double_in_json('__line', _ENVELOPE_AS_READ, '__value_json', integers=True)} THEN "
         f"{_bad('invalid_json', literal(f'the line holds {BEYOND_DOUBLE}'))} "
@@ -244,6 +270,8 @@ def parse_envelopes(lines: DataFrame) -> DataFrame:
         f"WHEN NOT {_IN_RANGE} THEN "
         "named_struct('reason', 'invalid_timestamp', 'message', "
         "concat('__timestamp is outside the years 1 to 9999: ', __timestamp_text)) "
+        f"WHEN {holds_unpaired_surrogate('__value_string')} THEN "
+        f"{_bad('invalid_value', literal('__value is a string whose JSON ' + UNPAIRED_SURROGATE))} "
         f"WHEN __value_string IS NOT NULL AND __parsed_value IS NULL THEN {_bad('invalid_value', _VALUE_PROBLEM)} "
         "END AS __envelope_error"
     )

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from snowplow_assets.cdc.contracts import classify
-from snowplow_assets.cdc.landing import parse_envelopes
+from snowplow_assets.cdc.contracts import DOUBLE_BEYOND_EXACT, classify
+from snowplow_assets.cdc.landing import UNPAIRED_SURROGATE, parse_envelopes
 from snowplow_assets.cdc.models import CdcModels, key_text
 from snowplow_assets_tests.cdc.builders import (
     DEBEZIUM,
@@ -214,11 +214,13 @@ def test_bad_rows_say_why(classified):
     assert all(r["__message"] for r in classified.values() if r["__output"] == "bad")
     # A missing key names where the topic's contract looks for it.
     assert classified[record(PARTIAL, {"id": 7}, "", T, 7)]["__message"] == (
-        "no usable id (missing, null, empty, an object or an array) in the Kafka key (its text or a JSON object "
+        "no usable id (missing, null, empty, an object, an array or "
+        f"{DOUBLE_BEYOND_EXACT}) in the Kafka key (its text or a JSON object "
         "naming id)"
     )
     assert classified[record(EVENT, {"changeType": "DELETE"}, "x", T, 28)]["__message"] == (
-        "no usable id (missing, null, empty, an object or an array) in customerId of data, or deletedID (its "
+        "no usable id (missing, null, empty, an object, an array or "
+        f"{DOUBLE_BEYOND_EXACT}) in customerId of data, or deletedID (its "
         "value) for a delete"
     )
 
@@ -333,7 +335,8 @@ def test_a_key_of_several_fields_takes_every_part_from_one_place(spark):
     got = {r["__line"]: (r["__output"], r["__key"], r["__kind"], r["__reason"]) for r in rows}
     assert got == SEVERAL_FIELD_CASES
     assert next(r["__message"] for r in rows if r["__offset"] == 6) == (
-        "no usable id (missing, null, empty, an object or an array) in order_id, line_no of the row image (after, "
+        "no usable id (missing, null, empty, an object, an array or "
+        f"{DOUBLE_BEYOND_EXACT}) in order_id, line_no of the row image (after, "
         "before for a delete), else the Kafka key (a JSON object naming order_id, line_no)"
     )
     keys = [r["__key"] for r in rows if r["__key"]]
@@ -343,8 +346,13 @@ def test_a_key_of_several_fields_takes_every_part_from_one_place(spark):
 # The id as written in an event's data -> the key: one key per number, whatever form it is written in.
 NUMBER_FORMS = {
     "10": "10", "10.0": "10", "1e1": "10", "1E1": "10", "100e-1": "10", "1.0E1": "10", '"10"': "10",
-    "1e20": "100000000000000000000", "100000000000000000000": "100000000000000000000",
+    "100000000000000000000": "100000000000000000000", "12345678901234567890": "12345678901234567890",
     "-0e0": "0", "-0": "0", "1.5e1": "15", "1.5": "1.5", "2.5e-1": "0.25", "0.25": "0.25", '"1e1"': "1e1",
+    "9007199254740991e0": "9007199254740991", "-9007199254740991e0": "-9007199254740991",
+    # A double from 2^53 up stands for many numbers, not the one written: no key (until 2026-11-28, the first
+    # two were one key, `1.0E39`, and the third was not the key 12345678901234567890).
+    "1" + "0" * 38: None, "1" + "0" * 37 + "1": None, "12345678901234567890e0": None, "1e20": None,
+    "9007199254740992e0": None, "-9007199254740993e0": None,
 }  # fmt: skip
 
 
@@ -355,4 +363,24 @@ def test_a_number_is_one_key_whatever_form_it_is_written_in(spark):
     }
     lines[raw_record(DEBEZIUM, '{"op": "d", "before": {"id": 1e1}}', "x", T, 99)] = "10"
     lines[record(PARTIAL, None, '{"id": 1E1}', T, 98)] = "10"
-    assert {r["__line"]: r["__key"] for r in _classified(spark, lines, models())} == lines
+    lines[raw_record(EVENT, '{"changeType": "DELETE", "deletedID": 12345678901234567890e0}', "x", T, 97)] = None
+    rows = _classified(spark, lines, models())
+    assert {r["__line"]: r["__key"] for r in rows} == lines
+    assert {r["__reason"] for r in rows if r["__key"] is None} == {"no_id"}
+
+
+def test_half_a_surrogate_pair_is_a_bad_row_whole_pairs_and_escaped_backslashes_are_text(spark):
+    """Read, half a pair is `?`, so `a\\ud83d`, `a\\udc00` and `a?` would be one key (until 2026-11-28)."""
+    lines = {
+        record(PARTIAL, {"id": 1}, "a\ud83d", T, 1): ("invalid_json", "the line " + UNPAIRED_SURROGATE),
+        record(PARTIAL, {"id": 2}, "a\udc00", T, 2): ("invalid_json", "the line " + UNPAIRED_SURROGATE),
+        record(PARTIAL, {"id": 3, "n": "\udc00\ud83d"}, "3", T, 3): ("invalid_json", "the line " + UNPAIRED_SURROGATE),
+        record(PARTIAL, json.dumps({"id": 4, "n": "a\ud83d"}), "4", T, 4): (
+            "invalid_value", "__value is a string whose JSON " + UNPAIRED_SURROGATE
+        ),
+        record(PARTIAL, {"id": 5}, "a\U0001f600", T, 5): ("a\U0001f600", None),
+        record(PARTIAL, {"id": 6}, "a\\ud83d", T, 6): ("a\\ud83d", None),
+        record(PARTIAL, {"id": 7}, "a\\\ud83d\ude00", T, 7): ("a\\\U0001f600", None),
+    }  # fmt: skip
+    rows = _classified(spark, lines, models())
+    assert {r["__line"]: (r["__key"] or r["__reason"], r["__message"]) for r in rows} == lines

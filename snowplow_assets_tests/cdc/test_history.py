@@ -15,6 +15,7 @@ from snowplow_assets.cdc.history import (
     read_records,
     record_files,
 )
+from snowplow_assets.cdc.landing import NOT_UTF8, UNPAIRED_SURROGATE
 from snowplow_assets.cdc.latest import latest_table
 from snowplow_assets.lake import Lake
 from snowplow_assets.storage import LocalFileSystem
@@ -171,6 +172,30 @@ def test_a_line_that_is_not_exactly_one_json_object_is_a_bad_row_and_every_line_
     assert set(bad) == set(lines[1:-1])
     assert bad[two_records]["reason"] == "invalid_json"
     assert bad[two_records]["message"] == "the line has text after its JSON object (one record per line)"
+
+
+def test_keys_that_spark_would_read_alike_are_bad_rows_and_a_cr_is_white_space(spark, lake):
+    """Spark reads a byte that is not UTF-8 as U+FFFD and half a surrogate pair as `?`: until 2026-11-28
+    `caf\xe9` and `caf\xe8` were one key, and so were `cut\\ud83d`, `cut\\ud83c` and `cut?`. A `\r`, JSON
+    white space, ended the line there, and the record was two bad rows."""
+    latin1 = [partial(1, H10, 1, {"email": "a"}).replace('"1"', '"caf\xe9"'),
+              partial(2, H10, 2, {"email": "b"}).replace('"2"', '"caf\xe8"')]  # fmt: skip
+    halves = [record(PARTIAL, {"email": "c"}, key, H10, offset) for offset, key in ((3, "cut\ud83d"), (4, "cut\ud83c"))]
+    kept = [
+        record(PARTIAL, {"email": "d"}, "cut?", H10, 5),
+        record(PARTIAL, {"email": "e"}, "smile\U0001f600", H10, 6),  # a whole pair, escaped
+        record(PARTIAL, {"email": "f"}, "cut\\ud83d", H10, 7),  # an escaped backslash, then text
+        partial(8, H10, 8, {"email": "g"}).replace(", ", ",\r"),
+    ]
+    folder = write_landing(lake, "landing=bytes", [*halves, *kept])
+    (folder / "part-00001.json").write_bytes(b"".join(line.encode("latin-1") + b"\r\n" for line in latin1))
+    report = ingest_landing(spark, LocalFileSystem(), lake, "landing=bytes", MODELS)
+    assert (report.lines, report.changes, report.bad, report.bad_reasons) == (8, 4, 4, {"invalid_json": 4})
+    written = spark.read.parquet(LocalFileSystem().spark_read_path(lake.cdc_history("landing=bytes")))
+    assert sorted(r["__key"] for r in written.collect()) == ["8", "cut?", "cut\\ud83d", "smile\U0001f600"]
+    bad = {row["line"]: row["message"] for row in map(json.loads, _lines_of(Path(lake.cdc_bad("landing=bytes"))))}
+    assert {bad[line] for line in halves} == {"the line " + UNPAIRED_SURROGATE}
+    assert [message for line, message in bad.items() if line not in halves] == [NOT_UTF8, NOT_UTF8]
 
 
 def _lines_of(folder: Path) -> list[str]:
