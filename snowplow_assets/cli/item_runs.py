@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import click
 import dagster as dg
 
-from snowplow_assets.cli.runs import RunOutcome, echo_outcome, execute_run, why_not_reprocessed
+from snowplow_assets.cli.runs import RunOutcome, echo_outcome, execute_run, why_locked, why_not_reprocessed
 from snowplow_assets.defs.manifests.processing_manifest import ItemKind, ProcessingManifest
 from snowplow_assets.lake import Lake
 from snowplow_assets.processing import State
@@ -123,7 +123,7 @@ def process_items(
         targets = [name for name in targets if name not in not_ready]
         for name, item in sorted(items.items()):
             if item.state in (State.PROCESSING, State.FAILED) or not item.valid:
-                echo(f"not started: {item.why_not_startable()}")
+                echo(f"not started: {why_locked(item)}")
     outcomes = []
     for name in targets:
         item = manifest.item(kind, name, payloads=False)

@@ -79,6 +79,11 @@ def why_not_reprocessed(item: Item) -> str | None:
     """`process --run` and `--ingest` also start a Processed item; every other lock holds (FORMATS.md §6)."""
     if item.valid and item.state is State.PROCESSED:
         return None
+    return why_locked(item)
+
+
+def why_locked(item: Item) -> str | None:
+    """`why_not_startable`, with the command that lifts an operator's lock (a Failed or Skipped item)."""
     why = item.why_not_startable()
     if why and item.state in (State.FAILED, State.SKIPPED) and item.valid:
         return f"{why} (snowplow-assets manifest resolve {item.id} --reason …)"

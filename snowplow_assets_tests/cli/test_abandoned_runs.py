@@ -59,7 +59,10 @@ def test_process_fails_the_runs_of_cli_processes_that_died_and_frees_their_slots
             assert items[DEAD].state is State.FAILED
             assert f"(pid {dead.pid} on " in json.dumps(items[DEAD].current.payload), "naming the process that died"
             assert items[LIVE].state is items[ELSEWHERE].state is State.PROCESSING
-        assert f"not started: enriched/{DEAD} is Failed and stays locked until an operator resolves it" in result.output
+        assert (
+            f"not started: enriched/{DEAD} is Failed and stays locked until an operator resolves it "
+            f"(snowplow-assets manifest resolve enriched/{DEAD} --reason …)"
+        ) in result.output
     finally:
         live.send_signal(signal.SIGKILL)
         live.wait()
