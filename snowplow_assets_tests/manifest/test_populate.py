@@ -3,12 +3,15 @@ from pathlib import Path
 
 import pytest
 
+from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
 from snowplow_assets.lake import Lake, run_folder_time
 from snowplow_assets.manifest.base import HELD, ID_CLAIM, PAIR, Batch, EventManifest
+from snowplow_assets.manifest.checks import check_batch_against_manifest
 from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbEventManifest
 from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
 from snowplow_assets.manifest.populate import populate_event_manifest, shredded_runs_since
 from snowplow_assets.storage import LocalFileSystem
+from snowplow_assets_tests.conftest import write_run_folder
 from snowplow_assets_tests.manifest.conftest import (
     B1,
     B2,
@@ -19,6 +22,7 @@ from snowplow_assets_tests.manifest.conftest import (
     E,
     MovableClock,
     Y,
+    Z,
     line,
     new_table,
     write_shredded_output,
@@ -133,3 +137,36 @@ def test_a_populate_with_nothing_to_record_counts_zero_and_rewrites_the_live_bat
     else:
         # Nothing was put: the expired items stay until the table's TTL deletes them, ignored until then.
         assert held(spark, manifest, [(A, "fpA"), (A, None)]) == {(A, "fpA"): EXPIRED, (A, None): EXPIRED}
+
+
+@pytest.mark.parametrize("backend", ["lake", "dynamodb"])
+def test_a_batch_that_renamed_its_lone_copy_of_an_id_does_not_win_the_id_from_the_batch_that_claimed_it(
+    spark, tmp_path, moto_server, backend
+):
+    """CLAIMER renamed its two events of Z as in-batch synthetic duplicates and claimed Z; COPY, shredded after
+    it, renamed its one Z because CLAIMER held it. Until 2026-11-28 a populate gave Z to COPY, whose etlTime is
+    earlier, and a rerun of COPY then loaded its Z under the id (found by random sequences of commands)."""
+    lake, fs, clock = Lake(str(tmp_path / "lake")), LocalFileSystem(), MovableClock(NOW)
+    claimer, copy = "run=2026-03-02-10-00-00", "run=2026-03-01-09-00-00"
+    write_run_folder(
+        lake,
+        claimer,
+        [
+            line(Z, "fpZ1", "2026-03-02 10:05:00.000"),
+            line(Z, "fpZ2", "2026-03-02 10:05:00.000", page_url="https://x.example/z2"),
+        ],
+    )
+    write_run_folder(lake, copy, [line(Z, "fpZ3", "2026-03-01 09:05:00.000", page_url="https://x.example/z3")])
+    live = empty_manifest(backend, tmp_path / "live", moto_server, clock)
+    for run in (claimer, copy):
+        report = shred_run_folder(spark, fs, lake, run, ShredOptions(event_manifest=live))
+        check_batch_against_manifest(spark, fs, lake, live, report, claim_ids=True)
+    keys = [(Z, "fpZ1"), (Z, "fpZ2"), (Z, "fpZ3"), (Z, None)]
+    recorded = held(spark, live, keys)
+    assert recorded == {(Z, "fpZ1"): claimer, (Z, "fpZ2"): claimer, (Z, "fpZ3"): copy, (Z, None): claimer}
+
+    populated = empty_manifest(backend, tmp_path / "populated", moto_server, clock)
+    populate_event_manifest(lambda: spark, fs, lake, populated, date(2026, 3, 1), True)
+    assert held(spark, populated, keys) == recorded
+    populate_event_manifest(lambda: spark, fs, lake, live, date(2026, 3, 1), True)
+    assert held(spark, live, keys) == recorded, "populating the manifest in use changes nothing"
