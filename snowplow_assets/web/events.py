@@ -78,7 +78,7 @@ class RunFolderSpan:
 @dataclass(frozen=True)
 class FolderSelection:
     folders: list[RunFolderSpan]
-    later_data: bool  # some complete folder holds events after the window
+    later_data: bool  # some complete folder holds events after the window, and before now
     incomplete: list[str]  # folders that may hold window events but have no completion marker yet
     not_opened: int  # folders skipped by name alone
     outside: int  # complete folders whose marker puts all their events outside the window
@@ -118,9 +118,18 @@ def read_marker_span(fs: LakeFileSystem, lake: Lake, run: str) -> tuple[datetime
     return earliest, latest
 
 
-def select_run_folders(fs: LakeFileSystem, lake: Lake, lower: datetime, upper: datetime) -> FolderSelection:
-    """The complete run folders that can hold events with lower <= collector_tstamp <= upper (module doc)."""
+def select_run_folders(
+    fs: LakeFileSystem, lake: Lake, lower: datetime, upper: datetime, now: datetime | None = None
+) -> FolderSelection:
+    """The complete run folders that can hold events with lower <= collector_tstamp <= upper (module doc).
+
+    `later_data` counts events after `upper` up to `now` only: one collected after `now` is a collector's clock
+    set ahead, not data that has arrived past the window. Counted, one such event anywhere made every quiet
+    standard run (whose upper is `now`) move last_success to `now`, and a folder delayed longer than the
+    lookback was then read by no window (until 2026-11-28; found by fuzzing).
+    """
     lower, upper = as_utc(lower), as_utc(upper)
+    until = None if now is None else as_utc(now)
     chosen: list[RunFolderSpan] = []
     incomplete: list[str] = []
     later = False
@@ -140,7 +149,7 @@ def select_run_folders(fs: LakeFileSystem, lake: Lake, lower: datetime, upper: d
             empty += 1
             continue
         earliest, latest = span
-        later = later or latest > upper
+        later = later or (latest if until is None else min(latest, until)) > upper
         if latest < lower or earliest > upper:
             outside += 1
             continue

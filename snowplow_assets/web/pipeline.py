@@ -133,6 +133,7 @@ class WebRun:
     ):
         self.spark, self.fs, self.lake, self.variables = spark, fs, lake, variables
         self.manifest = dict(manifest)
+        self.now = now
         self.limits: RunLimits = run_limits(enabled, manifest, now, variables)
         self.staging = lake.web_staging(uuid.uuid4().hex[:16])
         self._builders: dict[str, Callable[[datetime | None], tuple[UpsertReport, dict[str, int]]]] = {
@@ -166,7 +167,7 @@ class WebRun:
     @cached_property
     def window(self) -> WindowScan:
         lower, upper = self.limits.lower, self.limits.upper
-        selection = select_run_folders(self.fs, self.lake, lower, upper)
+        selection = select_run_folders(self.fs, self.lake, lower, upper, now=self.now)
         latest = None
         counts = dict.fromkeys(("events", *DROP_REASONS, "valid"), 0)
         touched = self.spark.createDataFrame([], TOUCHED_SCHEMA)
@@ -284,8 +285,8 @@ class WebRun:
         """A model's new last_success, and whether it moved over a gap in the data.
 
         It is the latest collector_tstamp of the window, never earlier than before. But when the window holds
-        no event after `previous` while complete run folders hold events after the window (`data_after`),
-        the data has a gap there, and last_success moves to the upper limit. That is whether the window is
+        no event after `previous` while complete run folders hold events after the window and before now
+        (`data_after`), the data has a gap there, and last_success moves to the upper limit. That is whether the window is
         empty or holds only events that the lookback reads again: those up to last_success, which every
         window after a run with events holds. Otherwise a gap longer than backfill_limit_days would stop the
         models for good, every run reading the same window again.

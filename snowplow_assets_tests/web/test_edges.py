@@ -87,6 +87,23 @@ def test_a_run_folder_whose_name_is_no_time_is_read_by_its_marker(spark, gap):
     assert {row[0]: row[5] for row in text_rows(spark, lake, USERS)} == {uid("u1"): "2", uid("u2"): "2"}
 
 
+def test_an_event_collected_in_the_future_is_no_gap_in_the_data(spark, tmp_path):
+    """One event with a collector clock set ahead made every quiet run move last_success to now, as if complete
+    folders held data past the window: a folder delayed longer than the lookback was then read by no window
+    (until 2026-11-28; found by fuzzing)."""
+    lake, manifest = Lake(str(tmp_path / "lake")), {}
+    write_shredded_run(lake, "run=2026-03-01-09-00-00", page_view("a/home", "a", "u1", T0, pings=(10,)))
+    write_shredded_run(lake, "run=2026-03-01-09-30-00", page_view("f/home", "f", "u3", T0 + 400 * D))
+    run_all(spark, lake, manifest, T0 + H)
+    assert set(manifest.values()) == {T0 + timedelta(seconds=10)}
+    quiet = run_all(spark, lake, manifest, T0 + 10 * H)
+    assert not quiet.window.data_after and set(manifest.values()) == {T0 + timedelta(seconds=10)}
+    # Delayed by a stalled pipeline: its event is older than the lookback of a last_success moved to now.
+    write_shredded_run(lake, "run=2026-03-01-12-00-00", page_view("d/home", "d", "u2", T0 + 2 * H))
+    run_all(spark, lake, manifest, T0 + 11 * H)
+    assert [row[0] for row in text_rows(spark, lake, SESSIONS)] == sorted(uid(s) for s in ("a", "d"))
+
+
 @pytest.fixture(scope="module")
 def years(spark, tmp_path_factory):
     """The series of runs of the two tests below, and one full run over the same folders: the first folder holds
