@@ -34,6 +34,9 @@ class RunOutcome:
     partition: str | None
     success: bool
     failure: str | None = None
+    # The run's asset checks that did not pass: a warning's only trace was the UI (until 2026-11-28), so
+    # `process` said "ok" beside a check that a delayed batch is beyond the web models' reach.
+    failed_checks: tuple[str, ...] = ()
 
 
 def _recon_job(job_name: str):
@@ -66,12 +69,22 @@ def execute_run(
                 if getattr(e.event_specific_data, "error", None) is not None
             ]
             failure = "; ".join(messages) or "run failed"
-        return RunOutcome(result.run_id, job_name, partition, result.success, failure)
+        evaluated = dg.DagsterEventType.ASSET_CHECK_EVALUATION
+        checks = [e.asset_check_evaluation_data for e in result.all_events if e.event_type is evaluated]
+        failed_checks = tuple(
+            f"check {c.check_name} of {c.asset_key.to_user_string()} failed ({c.severity.value})"
+            + (f": {c.description}" if c.description else "")
+            for c in checks
+            if not c.passed
+        )
+        return RunOutcome(result.run_id, job_name, partition, result.success, failure, failed_checks)
 
 
 def echo_outcome(outcome: RunOutcome, echo: Callable[[str], None]) -> RunOutcome:
     failure = f": {outcome.failure}" if outcome.failure else ""
     echo(f"  {'ok' if outcome.success else 'FAILED'} (run {outcome.run_id}){failure}")
+    for check in outcome.failed_checks:
+        echo(f"    {check}")
     return outcome
 
 

@@ -218,6 +218,12 @@ def test_ignored_topics_are_not_bad_and_a_landing_read_under_other_models_is_nam
     )
     assert check.severity == dg.AssetCheckSeverity.WARN
     assert check.metadata["ignored"].value == 1 and check.metadata["bad_unknown_topic"].value == 1
+    # `process` says so beside the run's "ok", not in the UI alone.
+    assert first[1].failed_checks == (
+        "check no_bad_records of cdc_history failed (WARN): 1 of 3 records were bad; 1 were ignored (ignored "
+        "topics, Debezium tombstones without the id)",
+    )
+    assert f"    {first[1].failed_checks[0]}" in messages
 
     assert _metadata(instance, "cdc_history", "landing=a")["bad"] == 1
     assert _checks(instance, first[-1].run_id)["cdc_landings_read_by_the_current_models"].passed
