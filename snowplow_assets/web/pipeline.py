@@ -286,10 +286,10 @@ class WebRun:
 
         It is the latest collector_tstamp of the window, never earlier than before. But when the window holds
         no event after `previous` while complete run folders hold events after the window and before now
-        (`data_after`), the data has a gap there, and last_success moves to the upper limit. That is whether the window is
-        empty or holds only events that the lookback reads again: those up to last_success, which every
-        window after a run with events holds. Otherwise a gap longer than backfill_limit_days would stop the
-        models for good, every run reading the same window again.
+        (`data_after`), the data has a gap there, and last_success moves to the upper limit. That is whether
+        the window is empty or holds only events that the lookback reads again: those up to last_success,
+        which every window after a run with events holds. Otherwise a gap longer than backfill_limit_days
+        would stop the models for good, every run reading the same window again.
         """
         moved = advance_last_success(previous, self.window.processed_up_to)
         if moved == previous and self.window.data_after:
