@@ -78,7 +78,8 @@ class RunFolderSpan:
 @dataclass(frozen=True)
 class FolderSelection:
     folders: list[RunFolderSpan]
-    later_data: bool  # some complete folder holds events after the window, and before now
+    later_data: bool  # some complete folder holds an event after the window and up to now, by its marker
+    straddling: list[RunFolderSpan]  # folders whose events reach past now from up to the window's end
     incomplete: list[str]  # folders that may hold window events but have no completion marker yet
     not_opened: int  # folders skipped by name alone
     outside: int  # complete folders whose marker puts all their events outside the window
@@ -125,13 +126,16 @@ def select_run_folders(
 
     `later_data` counts events after `upper` up to `now` only: one collected after `now` is a collector's clock
     set ahead, not data that has arrived past the window. Counted, one such event anywhere made every quiet
-    standard run (whose upper is `now`) move last_success to `now`, and a folder delayed longer than the
-    lookback was then read by no window (until 2026-11-28; found by fuzzing).
+    run move last_success past the data that had arrived, and a folder delayed longer than the lookback was
+    then read by no window (until 2026-11-28; found by fuzzing). A marker whose earliest or latest event lies
+    in (upper, now] says so; one whose events run from the window's end or before to after `now` cannot tell,
+    and its folder is `straddling`, for the caller to read.
     """
     lower, upper = as_utc(lower), as_utc(upper)
     until = None if now is None else as_utc(now)
     chosen: list[RunFolderSpan] = []
     incomplete: list[str] = []
+    straddling: list[RunFolderSpan] = []
     later = False
     not_opened = outside = empty = 0
     for entry in fs.list_dir(lake.uri("shredded", "good")):
@@ -149,12 +153,17 @@ def select_run_folders(
             empty += 1
             continue
         earliest, latest = span
-        later = later or (latest if until is None else min(latest, until)) > upper
+        folder = RunFolderSpan(entry.name, lake.shredded_good(entry.name), earliest, latest)
+        if latest > upper:
+            if until is None or latest <= until or upper < earliest <= until:
+                later = True
+            elif earliest <= upper:
+                straddling.append(folder)
         if latest < lower or earliest > upper:
             outside += 1
             continue
-        chosen.append(RunFolderSpan(entry.name, lake.shredded_good(entry.name), earliest, latest))
-    return FolderSelection(chosen, later, incomplete, not_opened, outside, empty)
+        chosen.append(folder)
+    return FolderSelection(chosen, later, straddling, incomplete, not_opened, outside, empty)
 
 
 def micros(value: datetime) -> int:

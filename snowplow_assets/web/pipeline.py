@@ -41,6 +41,7 @@ from snowplow_assets.web import checks
 from snowplow_assets.web.events import (
     DROP_REASONS,
     FolderSelection,
+    RunFolderSpan,
     classify,
     drop_counts,
     event_time,
@@ -182,8 +183,18 @@ class WebRun:
             latest = from_micros(observed.pop("max_collector_micros"))
             counts = {name: int(value) for name, value in observed.items()}
             touched = self.spark.read.schema(TOUCHED_SCHEMA).parquet(self.fs.spark_read_path(path))
-        data_after = selection.later_data and not selection.incomplete
+        data_after = not selection.incomplete and (
+            selection.later_data or self._collected_after_window(selection.straddling, upper)
+        )
         return WindowScan(selection, counts, latest, data_after, touched)
+
+    def _collected_after_window(self, folders: list[RunFolderSpan], upper: datetime) -> bool:
+        """Whether `folders`, whose markers span the window's end and now, hold an event between the two: read,
+        since a marker cannot tell. Only a folder that also holds an event from the future is one."""
+        if not folders:
+            return False
+        after = f"collector_tstamp > {timestamp_sql(upper)} AND collector_tstamp <= {timestamp_sql(self.now)}"
+        return bool(read_events(self.spark, self.fs, folders, page_ids=False).where(after).limit(1).count())
 
     @property
     def session_events(self) -> DataFrame:

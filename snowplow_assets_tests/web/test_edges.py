@@ -87,21 +87,43 @@ def test_a_run_folder_whose_name_is_no_time_is_read_by_its_marker(spark, gap):
     assert {row[0]: row[5] for row in text_rows(spark, lake, USERS)} == {uid("u1"): "2", uid("u2"): "2"}
 
 
-def test_an_event_collected_in_the_future_is_no_gap_in_the_data(spark, tmp_path):
-    """One event with a collector clock set ahead made every quiet run move last_success to now, as if complete
-    folders held data past the window: a folder delayed longer than the lookback was then read by no window
-    (until 2026-11-28; found by fuzzing)."""
+@pytest.mark.parametrize("quiet_after", [10 * H, 40 * D], ids=["standard-window", "window-cut-by-backfill-limit"])
+@pytest.mark.parametrize("future_beside_old_events", [False, True], ids=["own-folder", "beside-old-events"])
+def test_an_event_collected_in_the_future_is_no_gap_in_the_data(spark, tmp_path, quiet_after, future_beside_old_events):
+    """One event with a collector clock set ahead made every quiet run move last_success past the data that had
+    arrived, as if complete folders held data past the window: a folder delayed longer than the lookback was
+    then read by no window (until 2026-11-28; found by fuzzing). A marker whose events run from before the
+    window's end to after now cannot tell whether any lies between: that folder is read."""
     lake, manifest = Lake(str(tmp_path / "lake")), {}
-    write_shredded_run(lake, "run=2026-03-01-09-00-00", page_view("a/home", "a", "u1", T0, pings=(10,)))
-    write_shredded_run(lake, "run=2026-03-01-09-30-00", page_view("f/home", "f", "u3", T0 + 400 * D))
+    future = page_view("f/home", "f", "u3", T0 + 400 * D)
+    a = page_view("a/home", "a", "u1", T0, pings=(10,))
+    write_shredded_run(lake, "run=2026-03-01-09-00-00", a + future if future_beside_old_events else a)
+    if not future_beside_old_events:
+        write_shredded_run(lake, "run=2026-03-01-09-30-00", future)
     run_all(spark, lake, manifest, T0 + H)
     assert set(manifest.values()) == {T0 + timedelta(seconds=10)}
-    quiet = run_all(spark, lake, manifest, T0 + 10 * H)
+    quiet = run_all(spark, lake, manifest, T0 + quiet_after)
+    assert bool(quiet.window.selection.straddling) == future_beside_old_events
     assert not quiet.window.data_after and set(manifest.values()) == {T0 + timedelta(seconds=10)}
-    # Delayed by a stalled pipeline: its event is older than the lookback of a last_success moved to now.
+    # Delayed by a stalled pipeline: its event is older than the lookback of a last_success moved past it.
     write_shredded_run(lake, "run=2026-03-01-12-00-00", page_view("d/home", "d", "u2", T0 + 2 * H))
-    run_all(spark, lake, manifest, T0 + 11 * H)
+    run_all(spark, lake, manifest, T0 + quiet_after + H)
     assert [row[0] for row in text_rows(spark, lake, SESSIONS)] == sorted(uid(s) for s in ("a", "d"))
+
+
+def test_a_folder_spanning_the_window_end_and_the_future_is_read_for_events_between(spark, tmp_path):
+    """Events between the window's end and now, in a folder that also holds one from the future: a gap in the
+    data, which moves last_success to the upper limit, as the gap test above, not by the marker alone."""
+    lake, manifest = Lake(str(tmp_path / "lake")), {}
+    write_shredded_run(lake, "run=2026-03-01-09-00-00", page_view("a/home", "a", "u1", T0, pings=(10,)))
+    run_all(spark, lake, manifest, T0 + H)
+    later = page_view("b/home", "b", "u1", T0 + 35 * D) + page_view("f/home", "f", "u3", T0 + 400 * D)
+    write_shredded_run(
+        lake, "run=2026-03-01-09-30-00", page_view("c/home", "c", "u2", T0 + timedelta(seconds=5)) + later
+    )
+    quiet = run_all(spark, lake, manifest, T0 + 40 * D)
+    assert [f.run for f in quiet.window.selection.straddling] == ["run=2026-03-01-09-30-00"]
+    assert quiet.window.data_after and set(manifest.values()) == {quiet.limits.upper}
 
 
 @pytest.fixture(scope="module")
