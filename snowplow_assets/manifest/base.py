@@ -260,25 +260,26 @@ def owners(entries: DataFrame, claim_ids: bool, ttl_days: int) -> DataFrame:
 
     An id belongs to the batch that loaded an event under that id rather than renaming it. With cross-batch
     synthetic dedup on there is only one such batch, the one whose check-and-set recorded the claim,
-    whatever order the batches were processed in. A batch that renamed its one event of an id never claimed
-    it: a lone event is renamed only because another batch held its id. One that renamed several (in-batch
-    synthetic duplicates) claimed it unless another batch held it first. Between several such batches
-    (output loaded without the manifest), or none, and for pairs, the batch with the earliest etlTime (then
-    run name) owns the key: the order in which the batches were most likely processed. (Until 2026-11-28 a
-    batch that renamed its lone copy could win the id by its earlier etlTime from the batch that claimed it,
-    and its rerun then loaded that copy under the id; a DynamoDB manifest kept the claimer's item.)
+    whatever order the batches were processed in. Next come the batches that renamed several events of the
+    id (in-batch synthetic duplicates), which claimed it unless another batch held it first, and last those
+    that renamed their one event of it: a lone event is renamed because another batch held its id, unless its
+    in-batch copies were dropped as another batch's events, so such a batch seldom claimed it. Between batches
+    of one rank (output loaded without the manifest), and for pairs, the batch with the earliest etlTime
+    (then run name) owns the key: the order in which the batches were most likely processed. (Until
+    2026-11-28 a batch that renamed its lone copy could win the id by its earlier etlTime from the batch that
+    claimed it, and its rerun then loaded that copy under the id; a DynamoDB manifest kept the claimer's item.)
     """
     keys = entries.where(F.col("fingerprint").isNotNull()).select(
-        "event_id", "fingerprint", F.lit(False).alias("renamed"), "etl_time", "run"
+        "event_id", "fingerprint", F.lit(False).alias("renamed"), F.lit(False).alias("lone"), "etl_time", "run"
     )
     if claim_ids:
         claims = entries.groupBy("run", "etl_time", "event_id").agg(
-            F.min("renamed").alias("renamed"), F.count(F.lit(1)).alias("events")
+            F.min("renamed").alias("renamed"), (F.count(F.lit(1)) == 1).alias("lone")
         )
-        claimers = claims.where(~F.col("renamed") | (F.col("events") > 1))
         no_fingerprint = F.lit(None).cast("string").alias("fingerprint")
-        keys = keys.unionByName(claimers.select("event_id", no_fingerprint, "renamed", "etl_time", "run"))
-    first = keys.groupBy("event_id", "fingerprint").agg(F.min(F.struct("renamed", "etl_time", "run")).alias("owner"))
+        keys = keys.unionByName(claims.select("event_id", no_fingerprint, "renamed", "lone", "etl_time", "run"))
+    owner = F.min(F.struct("renamed", "lone", "etl_time", "run")).alias("owner")
+    first = keys.groupBy("event_id", "fingerprint").agg(owner)
     return first.select(
         "event_id",
         "fingerprint",

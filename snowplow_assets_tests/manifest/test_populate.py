@@ -5,7 +5,7 @@ import pytest
 
 from snowplow_assets.events.shred_batch import ShredOptions, shred_run_folder
 from snowplow_assets.lake import Lake, run_folder_time
-from snowplow_assets.manifest.base import HELD, ID_CLAIM, PAIR, Batch, EventManifest
+from snowplow_assets.manifest.base import HELD, ID_CLAIM, PAIR, Batch, EventManifest, owners
 from snowplow_assets.manifest.checks import check_batch_against_manifest
 from snowplow_assets.manifest.dynamodb_event_manifest import DynamoDbEventManifest
 from snowplow_assets.manifest.lake_event_manifest import LakeEventManifest
@@ -21,6 +21,7 @@ from snowplow_assets_tests.manifest.conftest import (
     D,
     E,
     MovableClock,
+    X,
     Y,
     Z,
     line,
@@ -170,3 +171,15 @@ def test_a_batch_that_renamed_its_lone_copy_of_an_id_does_not_win_the_id_from_th
     assert held(spark, populated, keys) == recorded
     populate_event_manifest(lambda: spark, fs, lake, live, date(2026, 3, 1), True)
     assert held(spark, live, keys) == recorded, "populating the manifest in use changes nothing"
+
+
+def test_a_lone_renamed_event_ranks_last_for_its_id_but_still_claims_it_when_no_other_batch_can(spark):
+    """A batch whose in-batch copies of an id were dropped as another batch's events keeps one renamed event
+    and may hold the claim (review of 2026-11-28): ranked last, not left out, so some batch holds the id."""
+    entries = spark.createDataFrame(
+        [("run=b", 2, Z, "fpB", True), ("run=a", 1, Z, "fpA", True),
+         ("run=b", 2, X, "fpX1", True), ("run=b", 2, X, "fpX2", True), ("run=a", 1, X, "fpX3", True)],
+        "run STRING, etl_time BIGINT, event_id STRING, fingerprint STRING, renamed BOOLEAN",
+    )  # fmt: skip
+    claims = {r.event_id: r.run for r in owners(entries, True, 180).where("fingerprint IS NULL").collect()}
+    assert claims == {Z: "run=a", X: "run=b"}
