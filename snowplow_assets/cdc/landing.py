@@ -187,18 +187,20 @@ def _bad(reason: str, message: str) -> str:
 
 
 NOT_UTF8 = "the line is not UTF-8 (JSON text is), so its text cannot be known; its bad bytes read as U+FFFD here"
-_HIGH, _LOW = r"\\u[dD][89abAB][0-9a-fA-F]{2}", r"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
-# An escape is one after an even run of backslashes (`\\` is an escaped backslash, not the start of one).
-_UNPAIRED_SURROGATE = rf"(?<!\\)(?:\\\\)*(?:{_HIGH}(?!{_LOW})|(?<!{_HIGH}){_LOW})"
+# Read left to right, as JSON's escapes are: an escaped backslash (`\\`, which may be followed by the text
+# `ud83d`), or a whole surrogate pair. What is left of the text after both are removed holds a surrogate escape
+# only if it is half a pair.
+_ESCAPED_BACKSLASH_OR_PAIR = r"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+_SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F]"
 UNPAIRED_SURROGATE = "holds a \\uD800-\\uDFFF escape without its pair, which is no character"
 
 
 def holds_unpaired_surrogate(text: str) -> str:
     """Whether JSON `text` escapes half a surrogate pair: read, it is `?` in Spark's strings, so `"a\\ud83d"`,
     `"a\\ud83c"` and `"a?"` were one key until 2026-11-28 (a string cut inside an emoji writes one)."""
-    return (
-        f"((contains({text}, '\\\\ud') OR contains({text}, '\\\\uD')) AND {text} RLIKE {literal(_UNPAIRED_SURROGATE)})"
-    )
+    rest = f"regexp_replace({text}, {literal(_ESCAPED_BACKSLASH_OR_PAIR)}, '')"
+    guard = f"(contains({text}, '\\\\ud') OR contains({text}, '\\\\uD'))"
+    return f"({guard} AND {rest} RLIKE {literal(_SURROGATE_ESCAPE)})"
 
 
 def parse_envelopes(lines: DataFrame) -> DataFrame:

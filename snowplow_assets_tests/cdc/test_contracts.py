@@ -381,6 +381,8 @@ def test_half_a_surrogate_pair_is_a_bad_row_whole_pairs_and_escaped_backslashes_
         record(PARTIAL, {"id": 5}, "a\U0001f600", T, 5): ("a\U0001f600", None),
         record(PARTIAL, {"id": 6}, "a\\ud83d", T, 6): ("a\\ud83d", None),
         record(PARTIAL, {"id": 7}, "a\\\ud83d\ude00", T, 7): ("a\\\U0001f600", None),
+        # An escaped backslash, the text ud83d, then half a pair: the text is no high half for it.
+        record(PARTIAL, {"id": 8}, "a\\ud83d\udc00", T, 8): ("invalid_json", "the line " + UNPAIRED_SURROGATE),
     }  # fmt: skip
     rows = _classified(spark, lines, models())
     assert {r["__line"]: (r["__key"] or r["__reason"], r["__message"]) for r in rows} == lines
