@@ -13,7 +13,7 @@ that are moved into place (a CDC batch's `_batch.json`, the latest view's `_late
 folder's markers after everything else in it (`publishing_order`), and `delete` removes them first, in a
 request of their own: a copy or a removal that stops part-way leaves a tree without its marker, never a marked
 tree with files missing. A key DeleteObjects could not remove is an error, not a leftover: it answers HTTP 200
-with the keys it failed in `Errors`. An object above 8 MB (the managed copy's threshold) is copied in parts by
+with the keys it failed in `Errors`. An object of 8 MB or more (the managed copy's threshold) is copied in parts by
 boto3's managed copy: a single `CopyObject` is refused above 5 GB, and one task's part file of a large
 unsplittable input (a gzipped file of a few GB) can pass that. Until 2026-11-28 every object was one
 `CopyObject`, and such a run could never publish.
